@@ -352,6 +352,35 @@ def _continues_as_fields(text: str, pos: int) -> bool:
     return False
 
 
+_NEXT_BLOCK_RE = re.compile(r"\n[ \t]*@")
+
+
+def _ends_early(text: str, end: int) -> bool:
+    """Signs that a stray ``}`` closed the entry ending at ``end`` too early: the next
+    non-blank character is ``,``/``}``/``)``; or text follows on the same line and the
+    text up to the next line-start ``@`` holds an unmatched ``}``; or that text reads as
+    further fields and a closing delimiter."""
+    j = _skip_ws(text, end)
+    if j < len(text) and text[j] in ",})":
+        return True
+    line_end = text.find("\n", end)
+    same_line = text[end : line_end if line_end >= 0 else len(text)]
+    if same_line.strip():
+        m = _NEXT_BLOCK_RE.search(text, end)
+        depth = 0
+        for i in range(end, m.start() if m else len(text)):
+            c = text[i]
+            if c in "{}" and text[i - 1] == "\\":
+                continue
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth -= 1
+                if depth < 0:
+                    return True
+    return _continues_as_fields(text, end)
+
+
 def _extent_end(text: str, pos: int) -> int:
     """End of the brace-balanced block starting with ``@word{``/``@word(`` at ``pos``, as the
     largest end found under the escape rules; ``len(text)`` if it never closes."""
@@ -912,7 +941,7 @@ class _Analysis:
             return None
         if par.spans() != plain.spans() or par.end != plain.end or par.end > e:
             return None
-        if not text[par.end : e].strip() == "":
+        if "@" in text[par.end : e]:
             return None
         for j, (_, bs, _) in enumerate(self.located):
             if j != idx and s < bs < par.end:
@@ -929,8 +958,7 @@ class _Analysis:
                 cand.reasons.append(f"duplicate field `{names[k]}`/`{f.name}`")
                 return
             names[k] = f.name
-        after = self.text[ent.end : ent.end + 200]
-        if re.match(r"[ \t]*[,})]", after) or _continues_as_fields(self.text, ent.end):
+        if _ends_early(self.text, ent.end):
             cand.reasons.append("stray closing brace: the entry ends early, its last fields follow it")
             return
         cand.entry = ent
@@ -1132,7 +1160,10 @@ def update_bib_text(text: str, predict: Predict, *, facets: Collection[str],
     edits: dict[int, tuple[_Cand, tuple[int, int, str], bool]] = {}
     for (c, abstract, _), tags in zip(work, results):
         tags = _check_tags(tags, facets, c.key)
-        edit, why, had_tool = _plan(text, c.entry, tags, facets, field, abstract)
+        try:
+            edit, why, had_tool = _plan(text, c.entry, tags, facets, field, abstract)
+        except Exception as exc:  # a bug here must not damage the file: skip the entry
+            edit, why, had_tool = None, f"internal error while planning the edit ({exc!r}); left untouched", False
         if why:
             problem(an.line(c.start), c.key, why)
         elif edit is not None:

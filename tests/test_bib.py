@@ -365,6 +365,8 @@ UNSAFE = {
         "@article{bad1,\n  journal = {Ind. Res.}amp$ Research},\n  abstract = {Some entry.},\n}\n",
         "@article{bad1,\n  title = {Foo}}\n  abstract = {Some entry.},\n}\n",
         "@article{bad1, abstract = {Some entry.}}}\n",
+        "@article{bad1, abstract = {Some entry.}}\n}\n",
+        "@article{bad1, title = {Foo}} bar baz,\n abstract = {Some entry.},\n}\n",
     ],
     'unescaped "': [
         '@article{bad1,\n  title = "The "Best" Paper",\n  abstract = {Some entry.},\n}\n',
@@ -412,6 +414,33 @@ def test_unsafe_kind_untouched_and_reported(kind, text):
     assert r.new_text[: len(text)] == text
     assert r.new_text[len(text) :] == GOOD.replace("entry.}}", "entry.}, keywords = {modality:text, task:entry}}")
     assert all(x["key"] == "good9" for x in p.items)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "@misc{bs1, note = {C:\\\\}, abstract = {Some entry.}}\n",  # last entry of the file
+        "@misc{bs1,\n  file = {D:\\\\dir\\\\},\n  abstract = {Some entry.}\n}\n% a comment\n",
+        '@misc{bs1,\n  note = "C:\\\\",\n  abstract = {Some entry.},\n}\n\n',
+    ],
+)
+def test_backslash_parity_entries_are_handled(text):
+    # bibtexparser 2.1.0 fails on these (`\\}` read as an escaped brace); they are read with
+    # parity-aware escapes, agreeing with plain BibTeX, tagged, and verified
+    full = text + GOOD
+    assert any(type(b).__name__ == "ParsingFailedBlock" for b in parse(full).blocks)
+    r = update_bib_text(full, FakePredictor(), facets=FACETS)
+    assert r.problems == [] and r.changed_keys == ["bs1", "good9"]
+    assert re.sub(r",?\s*keywords = \{modality:text, task:entry\}", "", r.new_text) == re.sub(r",?\s*keywords = \{modality:text, task:entry\}", "", full)
+    assert update_bib_text(r.new_text, FakePredictor(), facets=FACETS).new_text == r.new_text
+    assert update_bib_text(r.new_text, abstain, facets=FACETS).new_text == full
+
+
+def test_backslash_ambiguity_not_recovered_when_readings_differ():
+    # `\{` counts as a brace for BibTeX but not with escapes: the readings differ -> reported
+    text = "@misc{bs1, note = {C:\\\\}, file = {a\\{b}, abstract = {Some entry.}}\n" + GOOD
+    r = update_bib_text(text, FakePredictor(), facets=FACETS)
+    assert [k for _, k, _ in r.problems] == ["bs1"] and r.changed_keys == ["good9"]
 
 
 def test_duplicate_key_reports_both_lines():
