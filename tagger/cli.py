@@ -1,0 +1,351 @@
+"""The ``tagger`` command: a thin click layer over the library.
+
+Each command parses options, calls one library function, prints the result and returns an
+exit status.  Heavy libraries are imported inside the commands that use them, never at
+module level: ``tagger --help`` imports click and this module only, ``tagger label`` adds
+numpy, and only ``train``/``evaluate`` import scikit-learn, nltk and lightgbm
+(``tests/test_cli.py`` asserts this on ``sys.modules``).
+
+Exit statuses: 0 success; 1 "found something" (``bib`` changed or would change a file,
+``corpus check`` found problems, ``filter`` matched nothing); 2 bad usage or bad input, with
+one line ``tagger: error: ...`` on stderr and no traceback; 130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+import click
+
+from .errors import TaggerError
+
+
+def _exit_code(fn):
+    """Run a command body returning an exit status; turn TaggerError into one line + 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            code = fn(*args, **kwargs)
+        except TaggerError as e:
+            click.echo(f"tagger: error: {e}", err=True)
+            code = 2
+        click.get_current_context().exit(code or 0)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="tagger", message="tagger %(version)s")
+def cli():
+    """Tag scientific paper abstracts with the labels of a YAML taxonomy, offline.
+
+    \b
+    tagger label abstracts.txt            tag paragraphs of a text file
+    tagger label - < day.jsonl > out.jsonl tag a stream of JSON Lines
+    tagger filter 'modality:image and not method:cnn' day.jsonl
+    tagger bib refs.bib                   write tags into a .bib file's keywords
+    tagger train                          retrain from the hand-tagged corpus
+    """
+
+
+# --- shared options ---------------------------------------------------------------------
+
+def _model_options(fn):
+    fn = click.option("--taxonomy", "taxonomy", metavar="FILE",
+                      help="Taxonomy the model must match [default: $TAGGER_TAXONOMY, else the packaged one].")(fn)
+    fn = click.option("--model", "model", metavar="DIR",
+                      help="Model directory [default: $TAGGER_MODEL, else the packaged model].")(fn)
+    return fn
+
+
+def _load_model(model_opt, taxonomy_opt):
+    from .model import Model
+    from .resources import model_dir, taxonomy_chosen, taxonomy_path
+
+    tax = None
+    if taxonomy_chosen(taxonomy_opt):
+        from .taxonomy import load_taxonomy
+
+        tax = load_taxonomy(taxonomy_path(taxonomy_opt))
+    return Model.load(model_dir(model_opt), tax)
+
+
+def _io_options(fn):
+    opts = [
+        click.option("--input-format", type=click.Choice(["txt", "jsonl", "csv", "tsv"]),
+                     help="Input format where the file extension does not tell (stdin: txt)."),
+        click.option("--format", "-f", "out_format", type=click.Choice(["text", "jsonl", "json", "tsv", "csv", "pairs"]),
+                     help="Output format [default: text on a terminal, else jsonl (csv/tsv for table input)]."),
+        click.option("--output", "-o", metavar="FILE", help="Write here (atomically: renamed into place on success)."),
+        click.option("--text-field", "--text-column", "text_field", default="abstract", show_default=True,
+                     help="Field (JSONL) or column (CSV/TSV) holding the abstract."),
+        click.option("--title-field", "--title-column", "title_field", default="title", show_default=True,
+                     help="Field or column holding the title, if any."),
+        click.option("--id-field", "--id-column", "id_field", default="id", show_default=True,
+                     help="Field or column holding the record id."),
+        click.option("--on-error", type=click.Choice(["fail", "skip"]), default="fail", show_default=True,
+                     help="A bad record: stop with exit 2, or warn on stderr and go on."),
+        click.option("--min-words", type=click.IntRange(0), default=None,
+                     help="Abstain on texts shorter than this many words [default: 20]."),
+        click.option("--threshold", type=click.FloatRange(0, 1), default=None,
+                     help="One threshold for every label, instead of the model's per-label ones."),
+        click.option("--jobs", "-j", type=click.IntRange(1), default=1, show_default=True,
+                     help="Worker processes (same output, byte for byte, as --jobs 1)."),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return _model_options(fn)
+
+
+class _Inputs:
+    """The input files of a command, read one after another as one stream of records."""
+
+    def __init__(self, files, input_format, text_field, id_field):
+        from .corpus import detect_format
+
+        self.files = list(files) or ["-"]
+        self.formats = [detect_format(f, input_format) for f in self.files]
+        self.text_field, self.id_field = text_field, id_field
+        tables = {f for f in self.formats if f in ("csv", "tsv")}
+        self.table_format = tables.pop() if len(tables) == 1 and len(set(self.formats)) == 1 else None
+
+    def records(self):
+        from .corpus import read_records
+
+        for f, fmt in zip(self.files, self.formats):
+            yield from read_records(f, fmt, self.text_field, self.id_field)
+
+
+def _default_format(out_format, inputs, output):
+    if out_format:
+        return out_format
+    if inputs.table_format:
+        return inputs.table_format
+    return "text" if output is None and sys.stdout.isatty() else "jsonl"
+
+
+class _AtomicOutput:
+    """stdout, or a temporary file beside ``path`` renamed onto it only on success."""
+
+    def __init__(self, path):
+        self.path, self.tmp, self.fh = path, None, None
+
+    def __enter__(self):
+        if self.path is None or self.path == "-":
+            self.fh = sys.stdout
+            return self.fh
+        import tempfile
+
+        d = os.path.dirname(os.path.abspath(self.path))
+        fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".", suffix=".tmp", dir=d)
+        self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        return self.fh
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.tmp is None:
+            return False
+        self.fh.close()
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
+        else:
+            os.unlink(self.tmp)
+        return False
+
+
+def _stream(model, inputs, writer, opts, keep=None, explain=0):
+    """Label records and write the kept ones; returns (written, skipped)."""
+    from .labeling import label_stream
+
+    skipped = []
+
+    def warn(msg):
+        skipped.append(msg)
+        click.echo(f"tagger: warning: {msg}", err=True)
+
+    stream = label_stream(model, inputs.records(), text_field=opts["text_field"], title_field=opts["title_field"],
+                          thresholds=opts["threshold"], facets=opts.get("facets"), min_words=opts["min_words"],
+                          explain=explain, on_error=opts["on_error"], warn=warn, jobs=opts["jobs"])
+    try:
+        for rec, pred in stream:
+            if keep is None or keep(rec, pred):
+                writer.write(rec, pred)
+                if writer.count % 256 == 0:
+                    writer.fh.flush()
+    except TaggerError as e:
+        raise TaggerError(f"{e} ({writer.count} records were written before it)") from None
+    return writer.count, len(skipped)
+
+
+def _quiet_broken_pipe():
+    """The reader went away (``| head``): stop quietly, status 0."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+@cli.command()
+@click.argument("files", nargs=-1, metavar="[FILE]...")
+@_io_options
+@click.option("--facet", "facets", multiple=True, metavar="NAME", help="Only these facets (repeatable).")
+@click.option("--explain", is_flag=True, help="Show, per tag, the n-grams of the text that raised its score most.")
+@click.option("--explain-top", type=click.IntRange(1), default=3, show_default=True, help="How many n-grams --explain shows.")
+@_exit_code
+def label(files, facets, explain, explain_top, **opts):
+    """Tag abstracts: .txt (one per paragraph), .jsonl, .csv, .tsv, .gz of those, or - (stdin)."""
+    from .output import Writer
+
+    inputs = _Inputs(files, opts["input_format"], opts["text_field"], opts["id_field"])
+    model = _load_model(opts["model"], opts["taxonomy"])
+    if facets:
+        known = [f for f, _, _ in model.facets]
+        for f in facets:
+            if f not in known:
+                raise TaggerError(f"unknown facet {f!r} (this model has: {', '.join(known)})")
+    opts["facets"] = list(facets) or None
+    fmt = _default_format(opts["out_format"], inputs, opts["output"])
+    try:
+        with _AtomicOutput(opts["output"]) as fh:
+            writer = Writer(fh, fmt, model.facets, inputs.table_format, opts["id_field"])
+            written, skipped = _stream(model, inputs, writer, opts, explain=explain_top if explain else 0)
+            writer.close()
+            fh.flush()
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+        return 0
+    if skipped:
+        click.echo(f"tagger: {skipped} bad record(s) skipped, {written} written", err=True)
+    return 0
+
+
+# --- training ---------------------------------------------------------------------------
+
+def _progress(label):
+    """A click progress bar on stderr when it is a terminal, else nothing."""
+    if not sys.stderr.isatty():
+        return None, None
+    bar = click.progressbar(length=1, label=label, file=sys.stderr)
+    bar.__enter__()
+
+    def update(done, total):
+        bar.length = total
+        bar.update(done - bar.pos)
+
+    return bar, update
+
+
+@cli.command()
+@click.option("--corpus", default="fixtures/corpus.jsonl", show_default=True, metavar="FILE",
+              help="Hand-tagged corpus (JSON Lines with abstract, labels, annotator).")
+@click.option("--taxonomy", metavar="FILE", help="Taxonomy [default: $TAGGER_TAXONOMY, else the packaged one].")
+@click.option("--out", default="models", show_default=True, metavar="DIR", help="Model directory to (re)write atomically.")
+@click.option("--folds", type=click.IntRange(0), default=5, show_default=True,
+              help="Folds of the out-of-fold pass that tunes per-label thresholds (0: no tuning).")
+@click.option("--rounds", type=click.IntRange(1), default=None, help="Boosting rounds per label [default: the model's].")
+@_exit_code
+def train(corpus, taxonomy, out, folds, rounds):
+    """Train TF-IDF + LightGBM models on a hand-tagged corpus and write a model directory."""
+    from .corpus import check_corpus, load_corpus
+    from .model import NUM_ROUNDS, train as train_model
+    from .resources import taxonomy_path
+    from .taxonomy import load_taxonomy
+
+    tax = load_taxonomy(taxonomy_path(taxonomy))
+    problems = check_corpus(corpus, tax)
+    if problems:
+        raise TaggerError(f"{problems[0]} (and {len(problems) - 1} more problems; see `tagger corpus check {corpus}`)"
+                          if len(problems) > 1 else problems[0])
+    records = load_corpus(corpus)
+    bar, update = _progress("out-of-fold pass")
+    try:
+        manifest = train_model(records, tax, out, num_rounds=rounds or NUM_ROUNDS, threshold_folds=folds, progress=update)
+    finally:
+        if bar:
+            bar.__exit__(None, None, None)
+    figs = manifest.get("figures", {}).get("out_of_fold", {})
+    click.echo(f"trained {len(manifest['labels'])} labels on {manifest['corpus_size']} abstracts "
+               f"({manifest['n_features']} features, {manifest['n_trees']} trees) -> {out}")
+    if figs:
+        click.echo(f"out-of-fold F1 (micro/macro): {figs['all']['f1_micro']:.3f} / {figs['all']['f1_macro']:.3f}")
+    return 0
+
+
+# --- taxonomy and corpus ------------------------------------------------------------------
+
+@cli.group()
+def taxonomy():
+    """Show or check a taxonomy file."""
+
+
+@taxonomy.command("show")
+@click.argument("file", required=False)
+@_exit_code
+def taxonomy_show(file):
+    """Print the facets and labels of FILE [default: $TAGGER_TAXONOMY, else the packaged one]."""
+    from .resources import taxonomy_path
+    from .taxonomy import format_tree, load_taxonomy
+
+    click.echo(format_tree(load_taxonomy(taxonomy_path(file))), nl=False)
+    return 0
+
+
+@taxonomy.command("check")
+@click.argument("file")
+@_exit_code
+def taxonomy_check(file):
+    """Validate FILE; report the first problem with its line."""
+    from .taxonomy import load_taxonomy
+
+    tax = load_taxonomy(file)
+    click.echo(f"{file}: ok ({len(tax.facets)} facets, {len(tax.labels)} labels)")
+    return 0
+
+
+@cli.group()
+def corpus():
+    """Check a hand-tagged corpus."""
+
+
+@corpus.command("check")
+@click.argument("file")
+@click.option("--taxonomy", metavar="FILE", help="Taxonomy [default: $TAGGER_TAXONOMY, else the packaged one].")
+@_exit_code
+def corpus_check(file, taxonomy):
+    """Validate a hand-tagged corpus: unknown labels, duplicate ids or abstracts, empty abstracts."""
+    from .corpus import check_corpus, load_corpus
+    from .resources import taxonomy_path
+    from .taxonomy import load_taxonomy
+
+    problems = check_corpus(file, load_taxonomy(taxonomy_path(taxonomy)))
+    for p in problems:
+        click.echo(p)
+    if problems:
+        click.echo(f"{file}: {len(problems)} problem(s)", err=True)
+        return 1
+    click.echo(f"{file}: ok ({len(load_corpus(file))} examples)")
+    return 0
+
+
+def main(argv=None):
+    """Console entry point: runs the click group, mapping Ctrl-C to 130 and keeping
+    click's own usage errors at status 2."""
+    try:
+        rv = cli.main(args=argv, prog_name="tagger", standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        sys.stderr.write("\n")
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+        sys.exit(0)
+    sys.exit(rv if isinstance(rv, int) else 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

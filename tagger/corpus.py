@@ -1,0 +1,284 @@
+"""Reading records: plain-text paragraphs, JSON Lines, CSV and TSV (optionally gzip'd), streamed.
+
+Every reader is a generator of :class:`Record` (a field dict, its 1-based number and the
+line it starts on), so memory stays flat however long the input.  Errors are
+:class:`InputError` with one line ``FILE:LINE: what is wrong``.
+
+Plain text (``.txt``, or anything not otherwise recognised): one abstract per paragraph,
+paragraphs separated by blank lines; records get ``id`` ``<file stem>:<n>`` and ``abstract``.
+**Heading rule**: the file's first paragraph is a heading, not an abstract, when it is a
+single line of at most 12 words that does not end in ``.``, ``!``, ``?`` or ``:`` (the seed
+files start with "ICLR 2026 Papers" and "Daily Papers"); it is skipped and not counted.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import TaggerError
+
+FORMATS = ("txt", "jsonl", "csv", "tsv")
+EXTENSIONS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
+              ".csv": "csv", ".tsv": "tsv", ".tab": "tsv"}
+HEADING_MAX_WORDS = 12
+
+
+class InputError(TaggerError):
+    """Unreadable input; the message names the file and line or record."""
+
+
+@dataclass
+class Record:
+    """One input record: ``fields`` (all input fields, in input order), ``n`` (1-based
+    record number in its file), ``line`` (1-based line where it starts), ``source`` (file)."""
+
+    fields: dict
+    n: int
+    line: int
+    source: str
+
+
+def detect_format(path: str, override: str | None = None) -> str:
+    """The input format of ``path``: ``override`` if given, else by extension (``.gz``
+    stripped first); ``-`` and unknown extensions read as plain text."""
+    if override:
+        return override
+    if path == "-":
+        return "txt"
+    p = Path(path)
+    suffixes = [s.lower() for s in p.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return EXTENSIONS.get(suffixes[-1] if suffixes else "", "txt")
+
+
+def source_stem(path: str) -> str:
+    """File name without directories and extensions (``data/day.jsonl.gz`` -> ``day``); ``stdin`` for ``-``."""
+    if path == "-":
+        return "stdin"
+    name = Path(path).name
+    for _ in range(2):
+        stem, dot, ext = name.rpartition(".")
+        if dot and stem and ("." + ext.lower() in EXTENSIONS or ext.lower() == "gz"):
+            name = stem
+    return name
+
+
+def open_lines(path: str):
+    """Yield ``(line_number, text)`` of a UTF-8 file (``-`` = stdin, ``.gz`` decompressed).
+
+    Raises :class:`InputError` for a missing file, a directory, a binary file (NUL byte) or
+    bytes that are not UTF-8, naming the line.  Line endings are kept off; a BOM is dropped.
+    """
+    if path == "-":
+        raw = sys.stdin.buffer
+    else:
+        p = Path(path)
+        if p.is_dir():
+            raise InputError(f"{path}: is a directory, not a file of abstracts")
+        try:
+            raw = gzip.open(p, "rb") if p.suffix.lower() == ".gz" else open(p, "rb")
+        except FileNotFoundError:
+            raise InputError(f"{path}: no such file") from None
+        except OSError as e:
+            raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    n = 0
+    try:
+        while True:
+            try:
+                chunk = raw.readline()
+            except (OSError, EOFError) as e:  # truncated or corrupt gzip
+                raise InputError(f"{path}:{n + 1}: cannot read: {e}") from None
+            if not chunk:
+                break
+            n += 1
+            if b"\x00" in chunk:
+                raise InputError(f"{path}:{n}: binary data (NUL byte), not text")
+            try:
+                text = chunk.decode("utf-8")  # a line break never falls inside a UTF-8 sequence
+            except UnicodeDecodeError as e:
+                raise InputError(f"{path}:{n}: not UTF-8 text (byte 0x{chunk[e.start]:02x} at column {e.start + 1}); "
+                                 "convert it to UTF-8 first") from None
+            if n == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            yield n, text.rstrip("\r\n")
+    finally:
+        if path != "-":
+            raw.close()
+
+
+def is_heading(paragraph: str) -> bool:
+    """The heading rule (module docstring): one line, <= 12 words, no final . ! ? :"""
+    p = paragraph.strip()
+    return ("\n" not in p and 0 < len(p.split()) <= HEADING_MAX_WORDS and p[-1] not in ".!?:")
+
+
+def read_paragraphs(path: str, text_field: str = "abstract"):
+    """Records from a plain-text file: one per paragraph, the heading rule applied."""
+    stem = source_stem(path)
+    buf, start, n, first = [], 0, 0, True
+
+    def flush():
+        nonlocal n, first
+        para = "\n".join(buf)
+        was_first, first = first, False
+        if was_first and is_heading(para):
+            return None
+        n += 1
+        return Record({"id": f"{stem}:{n}", text_field: para}, n, start, path)
+
+    for lineno, line in open_lines(path):
+        if line.strip():
+            if not buf:
+                start = lineno
+            buf.append(line)
+        elif buf:
+            rec = flush()
+            buf = []
+            if rec:
+                yield rec
+    if buf:
+        rec = flush()
+        if rec:
+            yield rec
+
+
+def read_jsonl(path: str, text_field: str = "abstract"):
+    """Records from JSON Lines: each non-blank line one JSON object."""
+    stem = source_stem(path)
+    n = 0
+    for lineno, line in open_lines(path):
+        if not line.strip():
+            continue
+        n += 1
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(f"{path}:{lineno}: invalid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(obj, dict):
+            raise InputError(f"{path}:{lineno}: expected a JSON object, found {type(obj).__name__}")
+        obj.setdefault("id", f"{stem}:{n}")
+        yield Record(obj, n, lineno, path)
+
+
+def read_table(path: str, delimiter: str, id_column: str = "id"):
+    """Records from CSV/TSV with a header row; values stay strings, column order kept."""
+    stem = source_stem(path)
+    lines = open_lines(path)
+    numbers = []
+
+    def text_lines():
+        for lineno, line in lines:
+            numbers.append(lineno)
+            yield line
+
+    reader = csv.reader(text_lines(), delimiter=delimiter)
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    except csv.Error as e:
+        raise InputError(f"{path}:1: bad header row ({e})") from None
+    if len(set(header)) != len(header):
+        dup = sorted({h for h in header if header.count(h) > 1})
+        raise InputError(f"{path}:1: duplicate column name(s) in the header: {', '.join(dup)}")
+    n = 0
+    while True:
+        start = (numbers[-1] + 1) if numbers else 2
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            raise InputError(f"{path}:{numbers[-1] if numbers else start}: malformed row ({e})") from None
+        if not row or all(not c.strip() for c in row):
+            continue
+        n += 1
+        if len(row) != len(header):
+            raise InputError(f"{path}:{start}: row has {len(row)} columns, the header has {len(header)}")
+        fields = dict(zip(header, row))
+        if id_column not in fields:
+            fields = {id_column: f"{stem}:{n}", **fields}
+        yield Record(fields, n, start, path)
+
+
+def read_records(path: str, fmt: str | None = None, text_field: str = "abstract", id_field: str = "id"):
+    """Stream :class:`Record` s from ``path`` in format ``fmt`` (detected when None)."""
+    fmt = detect_format(path, fmt)
+    if fmt == "jsonl":
+        return read_jsonl(path, text_field)
+    if fmt in ("csv", "tsv"):
+        return read_table(path, "," if fmt == "csv" else "\t", id_field)
+    if fmt == "txt":
+        return read_paragraphs(path, text_field)
+    raise InputError(f"{path}: unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
+
+
+def record_text_error(rec: Record, text_field: str) -> str | None:
+    """Why ``rec`` cannot be tagged (missing or non-string text field), or None."""
+    v = rec.fields.get(text_field)
+    if v is None:
+        return f"record {rec.n} has no {text_field!r} field"
+    if not isinstance(v, str):
+        return f"record {rec.n}: {text_field!r} must be a string, not {type(v).__name__}"
+    return None
+
+
+# --- hand-tagged corpora ----------------------------------------------------------------
+
+def load_corpus(path: str) -> list[dict]:
+    """All records of a hand-tagged JSONL corpus, each with ``labels`` (list of str)."""
+    out = []
+    for rec in read_jsonl(path):
+        labels = rec.fields.get("labels")
+        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+            raise InputError(f"{path}:{rec.line}: record {rec.fields.get('id')!r} needs 'labels', a list of label ids")
+        if not isinstance(rec.fields.get("abstract"), str):
+            raise InputError(f"{path}:{rec.line}: record {rec.fields.get('id')!r} has no 'abstract' text")
+        out.append({**rec.fields, "_line": rec.line})
+    return out
+
+
+def check_corpus(path: str, taxonomy) -> list[str]:
+    """Problems of a hand-tagged corpus against ``taxonomy``, one ``FILE:LINE: what`` each.
+
+    Checks: unknown label ids, more than one label of an exclusive facet, duplicate ids,
+    duplicate abstracts (after folding whitespace and case), empty abstracts, missing
+    annotator.  An empty list means the corpus is fine.
+    """
+    import re
+
+    known = set(taxonomy.label_ids)
+    exclusive = {f.id for f in taxonomy.facets if f.kind == "exclusive"}
+    problems, ids, texts = [], {}, {}
+    for r in load_corpus(path):
+        line, rid = r["_line"], r.get("id")
+        where = f"{path}:{line}: {rid}"
+        if rid in ids:
+            problems.append(f"{where}: duplicate id (first at line {ids[rid]})")
+        ids.setdefault(rid, line)
+        body = r.get("abstract", "")
+        if not body.strip():
+            problems.append(f"{where}: empty abstract")
+        else:
+            key = re.sub(r"\s+", " ", body).strip().lower()
+            if key in texts:
+                problems.append(f"{where}: duplicate abstract (same text as line {texts[key]})")
+            texts.setdefault(key, line)
+        for lb in r["labels"]:
+            if lb not in known:
+                problems.append(f"{where}: unknown label {lb!r}")
+        for f in exclusive:
+            mine = [lb for lb in r["labels"] if lb.startswith(f + ":")]
+            if len(mine) > 1:
+                problems.append(f"{where}: {len(mine)} labels of exclusive facet {f!r}: {', '.join(mine)}")
+        if len(set(r["labels"])) != len(r["labels"]):
+            problems.append(f"{where}: a label is listed twice")
+        if not r.get("annotator"):
+            problems.append(f"{where}: no 'annotator' (who read and tagged it)")
+    return problems

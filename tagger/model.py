@@ -1,0 +1,546 @@
+"""The tagging model: TF-IDF features + one LightGBM booster per label, saved as plain files.
+
+A model directory holds::
+
+    manifest.json      format version, labels in order, facet kinds, taxonomy fingerprint,
+                       corpus hash, package versions, parameters, thresholds, training figures
+    features.json      TF-IDF vocabulary (column order), idf, stop words, stem exceptions
+    boosters/*.txt     one LightGBM model per label (a multiclass one per exclusive facet),
+                       in LightGBM's own text format
+    trees.npz          the same trees flattened for the numpy evaluator (:mod:`tagger.forest`)
+
+Nothing is pickled, so loading a model never runs code.  Loading never imports scikit-learn,
+nltk or lightgbm; :meth:`Model.booster` imports lightgbm on demand (explanations, tests).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import TaggerError
+from .features import TfidfFeatures, dump_json
+from .taxonomy import Taxonomy
+
+MODEL_FORMAT = 1
+
+#: LightGBM parameters for small hand-tagged corpora (hundreds to a few thousand abstracts,
+#: tens of thousands of sparse TF-IDF columns, labels with as few as 15 positives):
+#: - num_leaves=8 / max_depth=4: shallow trees; deeper ones memorise the few positives;
+#: - min_data_in_leaf=3, min_sum_hessian_in_leaf=1e-3: a rare label's positives can still
+#:   form a leaf (the default 20 would forbid most splits on a label with 15 positives);
+#: - feature_fraction=0.5 with a fixed seed: decorrelates trees over the many weak n-grams;
+#: - lambda_l2=1: mild shrinkage of leaf values on small leaves;
+#: - num_threads=1, deterministic=True, seed: identical boosters on every run and machine;
+#: - 60 rounds at learning_rate 0.15: chosen by cross-validation (fixtures/README.md), and kept
+#:   small because prediction cost grows linearly with the tree count (perf-notes.md).
+LGBM_PARAMS = {
+    "learning_rate": 0.15,
+    "num_leaves": 8,
+    "max_depth": 4,
+    "min_data_in_leaf": 3,
+    "min_sum_hessian_in_leaf": 1e-3,
+    "feature_fraction": 0.5,
+    "lambda_l2": 1.0,
+    "max_bin": 15,
+    "num_threads": 1,
+    "deterministic": True,
+    "force_col_wise": True,
+    "seed": 13,
+    "verbose": -1,
+}
+NUM_ROUNDS = 60
+#: folds of the out-of-fold pass that tunes thresholds in ``tagger train``
+THRESHOLD_FOLDS = 5
+#: a label's tuned threshold is shrunk toward its facet's: weight n_pos / (n_pos + SHRINK_K)
+SHRINK_K = 10
+DEFAULT_THRESHOLD = 0.5
+#: abstention: fewer words than this is too short to judge (a title alone is ~10 words,
+#: the shortest real abstracts in the corpora ~40); see README "Abstention"
+MIN_WORDS = 20
+#: abstention: share of tokens that are common English function words; English abstracts
+#: score 0.25-0.45, German/French/Spanish ones below 0.08
+MIN_ENGLISH_SHARE = 0.12
+
+
+class ModelError(TaggerError):
+    """A model directory that cannot be used; the message is one line and says what to do."""
+
+
+@dataclass
+class Prediction:
+    """Tags of one document.
+
+    ``tags``: label ids in taxonomy order; ``scores``: {label id: probability} for those tags;
+    ``reason``: why the model abstained (then ``tags`` is empty), else None.
+    """
+
+    tags: list[str]
+    scores: dict[str, float]
+    reason: str | None = None
+    explanations: dict[str, list] = field(default_factory=dict)
+
+
+def _sigmoid(x):
+    import numpy as np
+
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+class Model:
+    """A loaded model directory.
+
+    ``labels`` (list of str, length L) fixes the column order of every score matrix;
+    ``facets`` is [(facet id, kind, [label ids])]; ``thresholds`` is a float array (L,).
+    """
+
+    def __init__(self, path, manifest: dict, features: TfidfFeatures, forest):
+        import numpy as np
+
+        self.path = Path(path)
+        self.manifest = manifest
+        self.features = features
+        self.forest = forest
+        self.labels: list[str] = manifest["labels"]
+        self.facets = [(f["id"], f["kind"], f["labels"]) for f in manifest["facets"]]
+        self.thresholds = np.array([manifest["thresholds"][lb] for lb in self.labels])
+        self._boosters = {}
+
+    # -- loading --------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path, taxonomy: Taxonomy | None = None) -> "Model":
+        """Load the model in directory ``path``; raises :class:`ModelError` (one line) when
+        it is missing, of another format version, or trained for another taxonomy."""
+        from .forest import Forest
+
+        path = Path(path)
+        mf = path / "manifest.json"
+        if not mf.is_file():
+            raise ModelError(f"{path}: not a tagger model directory (no manifest.json); train one with `tagger train --out {path}`")
+        try:
+            manifest = json.loads(mf.read_text(encoding="utf-8"))
+        except (ValueError, OSError) as e:
+            raise ModelError(f"{mf}: unreadable manifest ({e}); retrain with `tagger train`") from None
+        fmt = manifest.get("format_version")
+        if fmt != MODEL_FORMAT:
+            raise ModelError(f"{path}: model format {fmt}, but this tagger reads format {MODEL_FORMAT}: please retrain with `tagger train`")
+        if taxonomy is not None and manifest.get("taxonomy_fingerprint") != taxonomy.fingerprint():
+            raise ModelError(f"{path}: model was trained for another taxonomy than {taxonomy.path} (facets or labels differ): retrain with `tagger train --taxonomy {taxonomy.path}`")
+        try:
+            features = TfidfFeatures.from_json(json.loads((path / "features.json").read_text(encoding="utf-8")))
+            forest = Forest.load(path / "trees.npz")
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ModelError(f"{path}: damaged model files ({e}); retrain with `tagger train`") from None
+        return cls(path, manifest, features, forest)
+
+    # -- scoring --------------------------------------------------------------------------
+    def predict_proba(self, texts) -> "np.ndarray":
+        """Probabilities, shape (n_texts, L), float64, columns in ``self.labels`` order.
+
+        Binary labels: sigmoid of the booster's raw score.  Exclusive facets: softmax over the
+        facet's classes (its labels plus "none"), each label's column its class probability.
+        """
+        import numpy as np
+
+        X = self.features.transform_dense(texts, self.forest.used_features)
+        raw = self.forest.raw_scores(X)
+        return self._link(raw)
+
+    def _link(self, raw):
+        import numpy as np
+
+        L = len(self.labels)
+        proba = np.empty((raw.shape[0], L))
+        for f_id, kind, labs in self.facets:
+            cols = [self.labels.index(lb) for lb in labs]
+            if kind == "exclusive":
+                outs = self.manifest["exclusive_outputs"][f_id]  # raw columns: [none, *labels]
+                z = raw[:, outs]
+                z = np.exp(z - z.max(axis=1, keepdims=True))
+                z /= z.sum(axis=1, keepdims=True)
+                proba[:, cols] = z[:, 1:]
+            else:
+                proba[:, cols] = _sigmoid(raw[:, [self.manifest["binary_outputs"][lb] for lb in labs]])
+        return proba
+
+    def decide(self, proba, thresholds=None, facets=None) -> list[tuple[list[str], dict[str, float]]]:
+        """Turn probabilities (n, L) into ``(tags, scores)`` per row.
+
+        ``thresholds``: one float for every label, or None for the model's per-label ones.
+        ``facets``: facet ids to keep (None: all).  An exclusive facet yields at most its
+        most probable label, and only when that passes its threshold.
+        """
+        import numpy as np
+
+        th = self.thresholds if thresholds is None else np.full(len(self.labels), float(thresholds))
+        keep = None if not facets else set(facets)
+        out = []
+        for row in proba:
+            tags, scores = [], {}
+            for f_id, kind, labs in self.facets:
+                if keep is not None and f_id not in keep:
+                    continue
+                idx = [self.labels.index(lb) for lb in labs]
+                if kind == "exclusive":
+                    best = max(idx, key=lambda j: row[j])
+                    chosen = [best] if row[best] >= th[best] else []
+                else:
+                    chosen = [j for j in idx if row[j] >= th[j]]
+                for j in chosen:
+                    tags.append(self.labels[j])
+                    scores[self.labels[j]] = round(float(row[j]), 4)
+            out.append((tags, scores))
+        return out
+
+    def predict(self, records, *, text_field="abstract", title_field="title", thresholds=None,
+                facets=None, min_words=MIN_WORDS, explain=0) -> list[Prediction]:
+        """Tag a batch of records (dicts with the text in ``text_field``).
+
+        Records too short (< ``min_words`` words) or not English get an empty prediction with a
+        ``reason`` (abstention, never a guessed label).  ``explain`` > 0 adds, per tag, the
+        ``explain`` n-grams that raised its score most (LightGBM's SHAP contributions).
+        """
+        from .text import document_text
+
+        preds: list[Prediction | None] = [None] * len(records)
+        todo, texts = [], []
+        for i, r in enumerate(records):
+            body = r.get(text_field) or ""
+            reason = abstain_reason(body, min_words, self.features.stop_words)
+            if reason:
+                preds[i] = Prediction([], {}, reason)
+            else:
+                todo.append(i)
+                texts.append(document_text(r, text_field, title_field))
+        if todo:
+            proba = self.predict_proba(texts)
+            decided = self.decide(proba, thresholds, facets)
+            for k, (i, (tags, scores)) in enumerate(zip(todo, decided)):
+                preds[i] = Prediction(tags, scores)
+            if explain:
+                from .explain import explain_batch
+
+                for k, i in enumerate(todo):
+                    preds[i].explanations = explain_batch(self, texts[k], preds[i].tags, explain)
+        return preds
+
+    def booster(self, label: str):
+        """The LightGBM Booster of ``label``'s model file (imports lightgbm)."""
+        import lightgbm as lgb
+
+        name = self.manifest["booster_files"][label]
+        if name not in self._boosters:
+            self._boosters[name] = lgb.Booster(model_file=str(self.path / "boosters" / name))
+        return self._boosters[name]
+
+
+_FUNCTION_WORDS = frozenset("the of and to in a is that for we with on are this by as an be from our which it can these".split())
+
+
+def abstain_reason(text: str, min_words: int = MIN_WORDS, stop_words=()) -> str | None:
+    """Why a text should not be tagged, or None.
+
+    Two cheap tests: fewer than ``min_words`` whitespace-separated words ("too short"), and a
+    share of common English function words (the 25 most frequent in arXiv abstracts) below
+    ``MIN_ENGLISH_SHARE`` among its alphabetic words ("not English").
+    """
+    words = text.split()
+    if len(words) < min_words:
+        return f"too short to judge: {len(words)} words, fewer than {min_words}"
+    alpha = [w.strip(".,;:()[]\"'").lower() for w in words]
+    alpha = [w for w in alpha if w.isalpha()]
+    if not alpha:
+        return "not English: no words"
+    share = sum(w in _FUNCTION_WORDS for w in alpha) / len(alpha)
+    if share < MIN_ENGLISH_SHARE:
+        return f"not English: {share:.0%} English function words, fewer than {MIN_ENGLISH_SHARE:.0%}"
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# training
+
+
+def label_matrix(records, labels: list[str]):
+    """Binary indicator matrix, shape (n_records, L), int8, from each record's ``labels``."""
+    import numpy as np
+
+    index = {lb: j for j, lb in enumerate(labels)}
+    Y = np.zeros((len(records), len(labels)), dtype=np.int8)
+    for i, r in enumerate(records):
+        for lb in r.get("labels", []):
+            if lb in index:
+                Y[i, index[lb]] = 1
+    return Y
+
+
+@dataclass
+class FittedModel:
+    """What :func:`fit` returns: features, one booster per label/exclusive facet, and the
+    raw-output layout that :class:`Model` and :mod:`tagger.forest` use."""
+
+    features: TfidfFeatures
+    boosters: dict  # booster file stem -> lightgbm.Booster
+    binary_outputs: dict  # label -> raw column
+    exclusive_outputs: dict  # facet -> [raw columns: none, *labels]
+    booster_outputs: dict  # booster file stem -> raw columns of its classes
+    bias: list
+    n_outputs: int
+
+
+def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_params=None) -> FittedModel:
+    """Fit TF-IDF and the boosters on ``texts`` (list of str) and ``Y`` (n, L) int.
+
+    Binary boosters per label of a multi-label facet; one multiclass booster (classes: none,
+    then the facet's labels) per exclusive facet.  A label with no positive example gets no
+    booster and a constant raw score of -30 (probability ~1e-13).
+    """
+    import lightgbm as lgb
+    import numpy as np
+
+    from .features import fit_tfidf
+
+    p = {**LGBM_PARAMS, **(params or {})}
+    feats, X = fit_tfidf(texts, tfidf_params)
+    X = X.astype(np.float64)
+    labels = taxonomy.label_ids
+    # one binned Dataset serves every booster: binning does not depend on the label
+    ds_params = {"verbose": -1, "min_data_in_leaf": p["min_data_in_leaf"],
+                 "min_sum_hessian_in_leaf": p["min_sum_hessian_in_leaf"], "max_bin": p["max_bin"]}
+    ds = lgb.Dataset(X, label=np.zeros(X.shape[0]), params=ds_params, free_raw_data=False).construct()
+    boosters, booster_outputs, binary_outputs, exclusive_outputs, bias = {}, {}, {}, {}, []
+    for facet in taxonomy.facets:
+        cols = [labels.index(lb.id) for lb in facet.labels]
+        if facet.kind == "exclusive":
+            y = np.zeros(len(texts), dtype=np.int64)
+            for k, j in enumerate(cols, 1):
+                y[Y[:, j] == 1] = k
+            outs = list(range(len(bias), len(bias) + len(cols) + 1))
+            bias.extend([0.0] * len(outs))
+            exclusive_outputs[facet.id] = outs
+            if len(set(y.tolist())) < 2:
+                bias[outs[0]] = 30.0  # nothing to learn: always "none"
+                continue
+            ds.set_label(y.astype(np.float64))
+            b = lgb.train({**p, "objective": "multiclass", "num_class": len(outs)}, ds, num_boost_round=num_rounds)
+            boosters[facet.id] = b
+            booster_outputs[facet.id] = outs
+        else:
+            for lb, j in zip(facet.labels, cols):
+                out = len(bias)
+                bias.append(0.0)
+                binary_outputs[lb.id] = out
+                y = Y[:, j].astype(np.float64)
+                if y.sum() == 0 or y.sum() == len(y):
+                    bias[out] = -30.0 if y.sum() == 0 else 30.0
+                    continue
+                ds.set_label(y)
+                b = lgb.train({**p, "objective": "binary"}, ds, num_boost_round=num_rounds)
+                stem = lb.id.replace(":", "__")
+                boosters[stem] = b
+                booster_outputs[stem] = [out]
+    return FittedModel(feats, boosters, binary_outputs, exclusive_outputs, booster_outputs, bias, len(bias))
+
+
+def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
+    """Probabilities (n, L) of a :class:`FittedModel` through the numpy path (no files)."""
+    from .forest import flatten_boosters
+
+    forest = flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
+                              fm.n_outputs, fm.bias)
+    manifest = _layout_manifest(fm, taxonomy)
+    m = Model(".", manifest, fm.features, forest)
+    return m.predict_proba(texts)
+
+
+def _layout_manifest(fm: FittedModel, taxonomy: Taxonomy, thresholds=None) -> dict:
+    return {
+        "format_version": MODEL_FORMAT,
+        "labels": taxonomy.label_ids,
+        "facets": [{"id": f.id, "kind": f.kind, "labels": [lb.id for lb in f.labels]} for f in taxonomy.facets],
+        "binary_outputs": fm.binary_outputs,
+        "exclusive_outputs": fm.exclusive_outputs,
+        "thresholds": thresholds or {lb: DEFAULT_THRESHOLD for lb in taxonomy.label_ids},
+        "booster_files": {**{lb: f"{lb.replace(':', '__')}.txt" for lb in fm.binary_outputs},
+                          **{lb.id: f"{f.id}.txt" for f in taxonomy.facets if f.kind == "exclusive" for lb in f.labels}},
+    }
+
+
+def tune_thresholds(Y, P, taxonomy: Taxonomy, shrink_k: float = SHRINK_K) -> tuple[dict, dict]:
+    """Per-label thresholds from out-of-fold probabilities.
+
+    For each facet, one threshold maximising the facet's micro-F1 (from a grid 0.05..0.95);
+    then per label the threshold maximising that label's F1, shrunk toward the facet's with
+    weight ``n_pos / (n_pos + shrink_k)``, so labels with few examples stay near the facet
+    value.  A threshold set in the taxonomy file wins over both.  Returns
+    ``(thresholds by label, thresholds by facet)``.
+    """
+    import numpy as np
+
+    grid = np.round(np.arange(0.05, 0.951, 0.025), 3)
+    labels = taxonomy.label_ids
+
+    def f1(tp, fp, fn):
+        return 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
+
+    out, facet_th = {}, {}
+    for facet in taxonomy.facets:
+        cols = [labels.index(lb.id) for lb in facet.labels]
+        y, p = Y[:, cols].astype(bool), P[:, cols]
+        if facet.threshold is not None:
+            ft = facet.threshold
+        else:
+            scores = [f1((y & (p >= t)).sum(), (~y & (p >= t)).sum(), (y & (p < t)).sum()) for t in grid]
+            ft = float(grid[int(np.argmax(scores))]) if max(scores) > 0 else DEFAULT_THRESHOLD
+        facet_th[facet.id] = ft
+        for lb, j in zip(facet.labels, cols):
+            if lb.threshold is not None:
+                out[lb.id] = lb.threshold
+                continue
+            yj, pj = Y[:, j].astype(bool), P[:, j]
+            n_pos = int(yj.sum())
+            if n_pos == 0:
+                out[lb.id] = ft
+                continue
+            s = [f1((yj & (pj >= t)).sum(), (~yj & (pj >= t)).sum(), (yj & (pj < t)).sum()) for t in grid]
+            best = float(grid[int(np.argmax(s))])
+            w = n_pos / (n_pos + shrink_k)
+            out[lb.id] = round(w * best + (1 - w) * ft, 4)
+    return out, facet_th
+
+
+def stratified_folds(Y, k: int, seed: int = 0):
+    """``k`` (train_idx, test_idx) pairs by multi-label iterative stratification
+    (Sechidis et al. 2011, via the iterative-stratification package)."""
+    import numpy as np
+    from iterstrat.ml_stratifiers import MultilabelStratifiedKFold
+
+    mskf = MultilabelStratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
+    return list(mskf.split(np.zeros((len(Y), 1)), Y))
+
+
+def out_of_fold_proba(texts, Y, taxonomy, k=THRESHOLD_FOLDS, seed=0, params=None, num_rounds=NUM_ROUNDS,
+                      tfidf_params=None, progress=None):
+    """Out-of-fold probabilities (n, L): each row scored by a model fitted without it
+    (features and boosters refitted inside every training fold)."""
+    import numpy as np
+
+    P = np.zeros(Y.shape)
+    for n, (tr, te) in enumerate(stratified_folds(Y, k, seed)):
+        fm = fit([texts[i] for i in tr], Y[tr], taxonomy, params, num_rounds, tfidf_params)
+        P[te] = fitted_proba(fm, taxonomy, [texts[i] for i in te])
+        if progress:
+            progress(n + 1, k)
+    return P
+
+
+def corpus_hash(records) -> str:
+    """SHA-256 over (id, title, abstract, sorted labels) of every record, in order."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for r in records:
+        h.update(json.dumps([r.get("id"), r.get("title") or "", r.get("abstract"), sorted(r.get("labels", []))],
+                            ensure_ascii=False).encode())
+    return h.hexdigest()
+
+
+def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_ROUNDS,
+          tfidf_params=None, threshold_folds=THRESHOLD_FOLDS, progress=None, created=None) -> dict:
+    """Train on hand-tagged ``records`` and write the model directory ``out_dir`` atomically.
+
+    Steps: an out-of-fold pass (``threshold_folds`` folds) gives the probabilities that tune
+    per-label thresholds (:func:`tune_thresholds`); then the final model is fitted on all
+    records.  The directory is built in a temporary sibling and swapped in by rename, so an
+    interrupted run leaves the old model intact.  Returns the manifest.
+    """
+    import importlib.metadata as md
+    import time
+
+    import numpy as np
+
+    from .forest import flatten_boosters
+    from .text import document_text
+
+    texts = [document_text(r) for r in records]
+    Y = label_matrix(records, taxonomy.label_ids)
+    figures = {}
+    if threshold_folds and threshold_folds > 1 and len(records) >= threshold_folds * 2:
+        P = out_of_fold_proba(texts, Y, taxonomy, threshold_folds, 0, params, num_rounds, tfidf_params, progress)
+        thresholds, facet_th = tune_thresholds(Y, P, taxonomy)
+        from .metrics import scores_by_facet
+
+        figures = {"out_of_fold": scores_by_facet(Y, P, taxonomy, thresholds), "folds": threshold_folds}
+    else:
+        thresholds = {lb.id: lb.threshold or DEFAULT_THRESHOLD for lb in taxonomy.labels}
+        facet_th = {}
+    fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params)
+    forest = flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
+                              fm.n_outputs, fm.bias)
+    manifest = _layout_manifest(fm, taxonomy, thresholds)
+    versions = {}
+    for pkg in ("tagger", "lightgbm", "scikit-learn", "nltk", "numpy", "snowballstemmer"):
+        try:
+            versions[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            versions[pkg] = None
+    manifest.update({
+        "taxonomy_name": taxonomy.name,
+        "taxonomy_fingerprint": taxonomy.fingerprint(),
+        "corpus_sha256": corpus_hash(records),
+        "corpus_size": len(records),
+        "label_counts": {lb: int(c) for lb, c in zip(taxonomy.label_ids, Y.sum(axis=0))},
+        "facet_thresholds": facet_th,
+        "parameters": {"lightgbm": {**LGBM_PARAMS, **(params or {})}, "num_rounds": num_rounds,
+                       "tfidf": {**__import__("tagger.features", fromlist=["x"]).DEFAULT_TFIDF, **(tfidf_params or {})},
+                       "threshold_folds": threshold_folds, "shrink_k": SHRINK_K},
+        "n_features": fm.features.n_features,
+        "n_trees": int(forest.n_trees),
+        "figures": figures,
+        "versions": versions,
+        "created": created or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    })
+    write_model_dir(out_dir, manifest, fm, forest)
+    return manifest
+
+
+def write_model_dir(out_dir, manifest: dict, fm: FittedModel, forest) -> None:
+    """Write all model files into a temporary sibling of ``out_dir``, then swap it in.
+
+    Files not produced by training (e.g. a model card ``README.md`` written by
+    ``tagger evaluate --card``) are carried over from the old directory.
+    """
+    out = Path(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; a model directory is ordinary data
+    try:
+        (tmp / "boosters").mkdir()
+        for stem, b in fm.boosters.items():
+            (tmp / "boosters" / f"{stem}.txt").write_text(b.model_to_string(), encoding="utf-8")
+        with open(tmp / "features.json", "w", encoding="utf-8") as fh:
+            dump_json(fm.features.to_json(), fh)
+        forest.save(tmp / "trees.npz")
+        with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
+            json.dump(manifest, fh, ensure_ascii=False, indent=1, sort_keys=True)
+            fh.write("\n")
+        if out.is_dir() and (out / "README.md").is_file() and not (tmp / "README.md").exists():
+            shutil.copy2(out / "README.md", tmp / "README.md")
+        old = None
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.rmdir(old)
+            os.rename(out, old)
+        os.rename(tmp, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

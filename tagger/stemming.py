@@ -1,0 +1,43 @@
+"""Stemming that is nltk's at training time and nltk-free at label time.
+
+Training stems with nltk's Snowball (English) stemmer.  Importing ``nltk.stem.snowball``
+imports all of nltk (about 1.3 s, ``../shared/perf-notes.md``), so ``tagger label`` uses the
+``snowballstemmer`` package (the Snowball project's own Python port, ~2 ms import) instead.
+The two agree on all but a few dozen of ~66,000 arXiv word types (nltk keeps ``-ize``/``-ate``
+after ``-ization``/``-ational``: ``quantization`` -> ``quantize``, not ``quantiz``), so training
+records every token of its corpus on which they differ (:func:`stem_exceptions`) in the model,
+and the label-time stemmer applies those first.  Over the training vocabulary the two are
+therefore equal, which ``tests/test_stemming.py`` checks.
+"""
+
+from __future__ import annotations
+
+
+def training_stemmer():
+    """nltk's English Snowball stemmer as a ``str -> str`` function (imports nltk)."""
+    from nltk.stem.snowball import SnowballStemmer
+
+    return SnowballStemmer("english").stem
+
+
+def label_time_stemmer(exceptions: dict[str, str] | None = None):
+    """A ``str -> str`` stemmer equal to :func:`training_stemmer` on every token in ``exceptions``'s corpus.
+
+    ``exceptions`` maps tokens to nltk's stems where ``snowballstemmer`` differs (from the model).
+    """
+    import snowballstemmer
+
+    base = snowballstemmer.stemmer("english").stemWord
+    exc = dict(exceptions or {})
+
+    def stem(token: str) -> str:
+        s = exc.get(token)
+        return s if s is not None else base(token)
+
+    return stem
+
+
+def stem_exceptions(tokens, reference) -> dict[str, str]:
+    """``{token: reference(token)}`` for each token where ``snowballstemmer`` gives another stem."""
+    base = label_time_stemmer()
+    return {t: reference(t) for t in sorted(set(tokens)) if base(t) != reference(t)}

@@ -1,0 +1,172 @@
+"""Text normalisation and the analyzer that turns an abstract into TF-IDF terms.
+
+Everything here is plain Python (``re``, ``unicodedata``): ``tagger label`` imports this
+module, and must not pay for scikit-learn or nltk.  Training hands :class:`Analyzer` to
+scikit-learn's ``TfidfVectorizer(analyzer=...)``, so training and labelling share one
+analyzer and cannot drift apart.
+
+What the normalisation handles, in order (:func:`normalize`):
+
+1. LaTeX as it appears in arXiv abstracts and BibTeX: accents (``{\\"o}``, ``\\'e``,
+   ``\\v{C}``), escaped specials (``\\&``, ``\\%``), formatting commands (``\\emph{x}`` -> ``x``),
+   inline math (``$\\alpha$`` -> ``alpha``), ``~`` ties and ``--`` dashes;
+2. hard line breaks: a line ending in ``-`` joins the next line with the hyphen kept
+   (arXiv wraps only at spaces, so such a hyphen is a real one, as in ``self-\\nsupervised``);
+   the soft hyphen U+00AD is removed; every run of whitespace becomes one space;
+3. Unicode: NFKC (ligatures, full-width forms), then, for matching, accents folded to ASCII
+   (``Schrödinger`` and ``Schrodinger`` give the same term).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# --- LaTeX -------------------------------------------------------------------------------
+
+_ACCENTS = {  # LaTeX accent command -> Unicode combining character
+    '"': "\u0308", "'": "\u0301", "`": "\u0300", "^": "\u0302", "~": "\u0303", "=": "\u0304",
+    ".": "\u0307", "u": "\u0306", "v": "\u030c", "H": "\u030b", "c": "\u0327", "k": "\u0328",
+    "r": "\u030a", "d": "\u0323", "b": "\u0331",
+}
+_LETTERS = {"ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "oe": "œ", "OE": "Œ",
+            "aa": "å", "AA": "Å", "l": "ł", "L": "Ł", "i": "ı", "j": "ȷ"}
+_ACCENT_RE = re.compile(
+    r"""\{?\\([\"'`^~=.])\s*(?:\{\s*(\\?[A-Za-z])\s*\}|(\\?[A-Za-z]))\}?"""   # {\"o}, \"{o}, \'e
+    r"""|\{?\\([uvHckrdb])(?:\s*\{\s*(\\?[A-Za-z])\s*\}|\s+([A-Za-z]))\}?"""  # \v{C}, {\c c}
+)
+_LETTER_RE = re.compile(r"\{?\\(ss|ae|AE|oe|OE|aa|AA|[oOlLij])(?![A-Za-z])\}?")
+_ESCAPED_RE = re.compile(r"\\([&%$#_{}])")
+_CMD_ARG_RE = re.compile(r"\\[A-Za-z]+\*?\s*(?:\[[^\]]*\])?\{([^{}]*)\}")  # \emph{x} -> x
+_CMD_RE = re.compile(r"\\([A-Za-z]+)")                                  # \alpha -> alpha
+_MATH_RE = re.compile(r"\$\$?([^$]*)\$\$?")
+
+
+def _accent(m: re.Match) -> str:
+    cmd = m.group(1) or m.group(4)
+    base = m.group(2) or m.group(3) or m.group(5) or m.group(6) or ""
+    if base.startswith("\\"):
+        base = _LETTERS.get(base[1:], base[1:])
+    return unicodedata.normalize("NFC", base + _ACCENTS[cmd])
+
+
+def decode_latex(text: str) -> str:
+    """Turn LaTeX markup into readable plain text (for the model only; files keep their bytes).
+
+    ``{\\"o}`` -> ``ö``, ``\\v{C}`` -> ``Č``, ``\\&`` -> ``&``, ``\\emph{deep}`` -> ``deep``,
+    ``$\\mathcal{O}(n^2)$`` -> ``O(n^2)``, ``$\\alpha$`` -> ``alpha``, ``~`` -> space.
+    Unknown commands keep their name as a word; remaining grouping braces are dropped.
+    """
+    if "\\" not in text and "$" not in text and "{" not in text and "~" not in text:
+        return text
+    text = _ACCENT_RE.sub(_accent, text)
+    text = _LETTER_RE.sub(lambda m: _LETTERS[m.group(1)], text)
+    text = text.replace("\\\\", " ")
+    text = _MATH_RE.sub(lambda m: " " + m.group(1) + " ", text)
+    for _ in range(3):  # nested \textbf{\emph{x}}
+        new = _CMD_ARG_RE.sub(r"\1", text)
+        if new == text:
+            break
+        text = new
+    text = _ESCAPED_RE.sub(lambda m: "\x00" + m.group(1), text)  # protect \& \% ... from the steps below
+    text = _CMD_RE.sub(r" \1 ", text)
+    text = text.replace("{", "").replace("}", "").replace("~", " ").replace("---", "\u2014").replace("--", "\u2013")
+    return text.replace("\x00", "")
+
+
+# --- whitespace and Unicode ------------------------------------------------------------
+
+_HYPHEN_BREAK_RE = re.compile(r"(\w)-[ \t]*\r?\n[ \t]*(\w)")
+_WS_RE = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """Readable, single-line text: LaTeX decoded, line breaks joined, NFKC Unicode.
+
+    Case and accents are kept (this is the text that explanations quote).
+    """
+    text = decode_latex(text)
+    text = text.replace("\u00ad", "")
+    text = _HYPHEN_BREAK_RE.sub(r"\1-\2", text)
+    text = unicodedata.normalize("NFKC", text)
+    return _WS_RE.sub(" ", text).strip()
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents (``Schrödinger`` -> ``schrodinger``), for matching only."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+# --- tokens and terms ------------------------------------------------------------------
+
+# a token is a run of letters and digits that contains a letter ("3d", "gpt4", "bert");
+# pure numbers, single letters and punctuation carry no label evidence here.
+_TOKEN_RE = re.compile(r"[a-z0-9]*[a-z][a-z0-9]*")
+
+
+def word_count(text: str) -> int:
+    """Number of whitespace-separated words in ``text`` (the unit of ``--min-words``)."""
+    return len(text.split())
+
+
+class Analyzer:
+    """Text -> list of terms: unigrams and bigrams of stemmed, stop-word-free tokens.
+
+    Parameters
+    ----------
+    stem : callable ``str -> str`` or None
+        The stemmer.  Training passes nltk's Snowball (English) stemmer; labelling passes
+        :func:`tagger.stemming.label_time_stemmer`, which gives the same stems without nltk.
+    stop_words : set of str
+        Tokens dropped before n-grams are formed (scikit-learn's English list at training,
+        stored in the model, so labelling needs no scikit-learn).
+    ngram_max : int
+        Longest n-gram (1 = unigrams only).  Bigrams are formed over the stop-word-free
+        sequence, as scikit-learn's own word analyzer does.
+
+    Calling the analyzer returns the terms as a list of ``str`` (with repeats: the counts are
+    the term frequencies).  :meth:`tokens` returns ``(surface, stem)`` pairs for explanations.
+    """
+
+    def __init__(self, stem=None, stop_words=frozenset(), ngram_max: int = 2):
+        self.stem = stem
+        self.stop_words = frozenset(stop_words)
+        self.ngram_max = ngram_max
+        self._cache: dict[str, str] = {}
+
+    def tokens(self, text: str) -> list[tuple[str, str]]:
+        """``(surface form, stem)`` of each kept token of ``text``, in text order."""
+        norm = normalize(text)
+        out = []
+        cache, stem, stop = self._cache, self.stem, self.stop_words
+        for m in _TOKEN_RE.finditer(fold(norm)):
+            tok = m.group()
+            if len(tok) < 2 or tok in stop:
+                continue
+            s = cache.get(tok)
+            if s is None:
+                s = stem(tok) if stem else tok
+                if len(cache) < 200_000:
+                    cache[tok] = s
+            out.append((tok, s))
+        return out
+
+    def terms_from_stems(self, stems: list[str]) -> list[str]:
+        """Unigrams then n-grams up to ``ngram_max`` of a stem sequence."""
+        terms = list(stems)
+        for n in range(2, self.ngram_max + 1):
+            terms.extend(" ".join(stems[i:i + n]) for i in range(len(stems) - n + 1))
+        return terms
+
+    def __call__(self, text: str) -> list[str]:
+        return self.terms_from_stems([s for _, s in self.tokens(text)])
+
+
+def document_text(record: dict, text_field: str = "abstract", title_field: str = "title") -> str:
+    """The text the model reads for one record: title (if any), then abstract."""
+    title = record.get(title_field) or ""
+    body = record.get(text_field) or ""
+    return f"{title}. {body}" if title else body
