@@ -68,6 +68,7 @@ import tempfile
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field as dc_field
+from typing import TextIO
 
 __all__ = ["BibReport", "update_bib_text", "run", "latex_to_text"]
 
@@ -1288,7 +1289,7 @@ def _write_atomic(path: str, data: bytes) -> None:
 
 def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets: Collection[str],
         check: bool = False, strict: bool = False, diff: bool = False, field: str | None = None,
-        encoding: str | None = None, out=sys.stdout, err=sys.stderr) -> int:
+        encoding: str | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Contract of ``tagger bib FILE...`` and of the pre-commit hook.
 
     For each file: read bytes, decode strictly (UTF-8, or ``encoding``), run
@@ -1297,7 +1298,8 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets: Collect
     in its encoding (temporary file + ``os.replace``, file mode kept) and ``Fixing FILE`` is
     printed to ``out``.  With ``check``: nothing is written; stale entries are listed on
     ``out`` as ``FILE:LINE: KEY: tags missing|tags out of date``.  ``diff`` prints the
-    unified diff of what is (or would be) written to ``out``.
+    unified diff of what is (or would be) written to ``out``.  ``out``/``err`` default to
+    ``sys.stdout``/``sys.stderr`` as they are at call time (so click's CliRunner captures them).
 
     Returns:
         2 if a file could not be read, decoded (non-UTF-8 without ``encoding``) or written
@@ -1308,6 +1310,8 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets: Collect
     Raises:
         ValueError: from ``predict``'s results (see :func:`update_bib_text`).
     """
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
     rc = 0
     enc = encoding or "utf-8"
     try:

@@ -728,7 +728,7 @@ def bib_files(draw):
     return text
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bib_files())
 def test_property_random_entries(text):
     pred = FakePredictor()
@@ -933,6 +933,15 @@ def test_run_field_option(bibfile):
     assert call([f], field="tags") == (0, "", "")
     assert call([f], field="tags", predict=abstain)[0] == 1
     assert f.read_bytes() == before
+
+
+def test_run_default_streams_are_looked_up_at_call_time(bibfile, monkeypatch):
+    f = bibfile()
+    fake_out, fake_err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr("sys.stdout", fake_out)
+    monkeypatch.setattr("sys.stderr", fake_err)
+    assert run([str(f)], predict=FakePredictor(), facets=FACETS) == 1
+    assert fake_out.getvalue() == f"Fixing {f}\n" and fake_err.getvalue() == ""
 
 
 def test_report_dataclass_shape():
