@@ -1303,7 +1303,7 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets: Collect
 
     Returns:
         2 if a file could not be read, decoded (non-UTF-8 without ``encoding``) or written
-        (one ``FILE: error: ...`` line on ``err``, the file untouched); else 1 if a file was
+        (one ``tagger: error: FILE: ...`` line on ``err``, the file untouched); else 1 if a file was
         changed, or with ``check`` if any entry's tags are missing/stale, or with ``strict``
         if any problem was reported; else 0.
 
@@ -1318,7 +1318,7 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets: Collect
         if codecs.lookup(enc).name == "utf-8-sig":
             enc = "utf-8"  # the BOM stays in the text as U+FEFF and is written back as is
     except LookupError:
-        print(f"error: unknown encoding {enc!r}", file=err)
+        print(f"tagger: error: unknown encoding {enc!r}", file=err)
         return 2
     for p in paths:
         path = os.fspath(p)
@@ -1326,17 +1326,17 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets: Collect
             with open(path, "rb") as fh:
                 data = fh.read()
         except OSError as exc:
-            print(f"{path}: error: cannot read file: {exc.strerror or exc}", file=err)
+            print(f"tagger: error: {path}: cannot read file: {exc.strerror or exc}", file=err)
             rc = 2
             continue
         try:
             text = data.decode(enc)
         except UnicodeDecodeError as exc:
             if encoding is None:
-                print(f"{path}: error: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                print(f"tagger: error: {path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
                       f"pass --encoding with the file's encoding (e.g. --encoding latin-1)", file=err)
             else:
-                print(f"{path}: error: cannot decode as {encoding} (byte 0x{data[exc.start]:02x} at offset "
+                print(f"tagger: error: {path}: cannot decode as {encoding} (byte 0x{data[exc.start]:02x} at offset "
                       f"{exc.start})", file=err)
             rc = 2
             continue
@@ -1359,14 +1359,14 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets: Collect
         try:
             new_bytes = report.new_text.encode(enc)
         except UnicodeEncodeError as exc:
-            print(f"{path}: error: the new tags cannot be encoded as {enc} ({exc.reason}); file left untouched",
+            print(f"tagger: error: {path}: the new tags cannot be encoded as {enc} ({exc.reason}); file left untouched",
                   file=err)
             rc = 2
             continue
         try:
             _write_atomic(path, new_bytes)
         except OSError as exc:
-            print(f"{path}: error: cannot write file: {exc.strerror or exc}", file=err)
+            print(f"tagger: error: {path}: cannot write file: {exc.strerror or exc}", file=err)
             rc = 2
             continue
         print(f"Fixing {path}", file=out)

@@ -12,12 +12,18 @@ import logging
 import os
 import re
 import stat
+import sys
 from pathlib import Path
 
 import bibtexparser
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+try:
+    import tagger  # noqa: F401
+except ImportError:  # not installed and run as plain `pytest`: use the checkout
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tagger import bib
 from tagger.bib import BibReport, latex_to_text, run, update_bib_text
@@ -880,7 +886,7 @@ def test_run_bom_and_crlf_bytes(bibfile):
 def test_run_unreadable_and_unknown_encoding(bibfile, tmp_path):
     missing = tmp_path / "missing.bib"
     rc, out, err = call([missing])
-    assert rc == 2 and out == "" and err.startswith(f"{missing}: error: cannot read file") and err.count("\n") == 1
+    assert rc == 2 and out == "" and err.startswith(f"tagger: error: {missing}: cannot read file") and err.count("\n") == 1
     d = tmp_path / "dir.bib"
     d.mkdir()
     assert call([d])[0] == 2
