@@ -1340,6 +1340,15 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets: Collect
                       f"{exc.start})", file=err)
             rc = 2
             continue
+        try:
+            same = text.encode(enc) == data
+        except UnicodeEncodeError:
+            same = False
+        if not same:  # e.g. utf-16 written back with another byte order: refuse
+            print(f"tagger: error: {path}: decoding as {enc} and encoding back does not reproduce the file's "
+                  f"bytes; file left untouched", file=err)
+            rc = 2
+            continue
         report = update_bib_text(text, predict, facets=facets, field=field)
         for line, key, reason in report.problems:
             print(f"{path}:{line}: {key}: {reason}", file=err)

@@ -873,6 +873,17 @@ def test_run_latin1_with_encoding(bibfile):
     assert call([f], encoding="latin-1") == (0, "", "")
 
 
+def test_run_encoding_that_does_not_round_trip_is_refused(bibfile):
+    data = "\ufeff@misc{a, abstract = {An entry.}}\n".encode("utf-16-be")
+    f = bibfile("u16.bib", data=data)
+    rc, out, err = call([f], encoding="utf-16")  # would be written back little-endian
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "does not reproduce" in err
+    assert f.read_bytes() == data
+    rc, out, err = call([f], encoding="utf-16-be")
+    assert (rc, out, err) == (1, f"Fixing {f}\n", "")
+    assert f.read_bytes() == "\ufeff@misc{a, abstract = {An entry.}, keywords = {modality:text, task:entry}}\n".encode("utf-16-be")
+
+
 def test_run_bom_and_crlf_bytes(bibfile):
     f = bibfile(data=(CASES / "19-utf8-bom.bib").read_bytes())
     assert call([f])[0] == 1
