@@ -8,7 +8,8 @@ numpy, and only ``train``/``evaluate`` import scikit-learn, nltk and lightgbm
 
 Exit statuses: 0 success; 1 "found something" (``bib`` changed or would change a file,
 ``corpus check`` found problems, ``filter`` matched nothing); 2 bad usage or bad input, with
-one line ``tagger: error: ...`` on stderr and no traceback; 130 interrupted (Ctrl-C).
+one line ``tagger: error: ...`` on stderr and no traceback; 3 an internal error (a bug: one
+line, or the traceback with ``TAGGER_DEBUG=1``); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -330,6 +331,40 @@ def corpus_check(file, taxonomy):
     return 0
 
 
+# --- bibliographies ------------------------------------------------------------------------
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option("--check", is_flag=True, help="Change nothing; exit 1 if any entry's tags are missing or stale.")
+@click.option("--strict", is_flag=True, help="Also fail (exit 1) on entries that cannot be read safely.")
+@click.option("--diff", is_flag=True, help="Print the unified diff of what is (or would be) written.")
+@click.option("--field", metavar="NAME", help="Write tags into this tool-owned field instead of merging into keywords.")
+@click.option("--encoding", metavar="NAME", help="The files' encoding when not UTF-8 (written back in it).")
+@click.option("--min-words", type=click.IntRange(0), default=None, help="Abstain on shorter abstracts [default: 20].")
+@_model_options
+@_exit_code
+def bib(files, check, strict, diff, field, encoding, min_words, model, taxonomy):
+    """Keep the tags of .bib entries with an abstract current (the pre-commit hook).
+
+    Tags are merged into each entry's keywords field, after the user's own terms, which keep
+    their text, order and separator; every other byte of the file stays as it was.  Exit 1 when
+    a file was changed (or, with --check, would be), else 0; 2 on unreadable files.
+    """
+    from . import bib as bibmod
+
+    m = _load_model(model, taxonomy)
+
+    def predict(entries):
+        preds = m.predict(entries, min_words=min_words)
+        return [p.tags for p in preds]
+
+    try:
+        return bibmod.run(files, predict=predict, facets=[f for f, _, _ in m.facets], check=check, strict=strict,
+                          diff=diff, field=field, encoding=encoding)
+    except ValueError as e:
+        raise TaggerError(str(e)) from None
+
+
 def main(argv=None):
     """Console entry point: runs the click group, mapping Ctrl-C to 130 and keeping
     click's own usage errors at status 2."""
@@ -344,6 +379,11 @@ def main(argv=None):
     except BrokenPipeError:
         _quiet_broken_pipe()
         sys.exit(0)
+    except Exception as e:  # a bug of ours: one line, unless asked for the traceback
+        if os.environ.get("TAGGER_DEBUG"):
+            raise
+        sys.stderr.write(f"tagger: internal error: {type(e).__name__}: {e} (set TAGGER_DEBUG=1 for the traceback)\n")
+        sys.exit(3)
     sys.exit(rv if isinstance(rv, int) else 0)
 
 

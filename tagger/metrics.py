@@ -34,11 +34,18 @@ def decide(P, thresholds, taxonomy):
 
 def prf(Y, T) -> dict:
     """Precision, recall and F1, micro-, macro- and samples-averaged (floats in [0, 1])."""
+    import numpy as np
     from sklearn.metrics import precision_recall_fscore_support
 
+    single = Y.shape[1] == 1
+    if single:  # scikit-learn would read one column as "binary"; a zero column changes no
+        Y, T = np.hstack([Y, np.zeros_like(Y)]), np.hstack([T, np.zeros_like(T)])  # micro/samples figure
     out = {}
     for avg in ("micro", "macro", "samples"):
-        p, r, f, _ = precision_recall_fscore_support(Y, T, average=avg, zero_division=0)
+        if single and avg == "macro":
+            p, r, f, _ = precision_recall_fscore_support(Y[:, 0], T[:, 0], average="binary", zero_division=0)
+        else:
+            p, r, f, _ = precision_recall_fscore_support(Y, T, average=avg, zero_division=0)
         out[f"precision_{avg}"], out[f"recall_{avg}"], out[f"f1_{avg}"] = float(p), float(r), float(f)
     return out
 

@@ -207,6 +207,8 @@ class Model:
         """
         from .text import document_text
 
+        if min_words is None:
+            min_words = MIN_WORDS
         preds: list[Prediction | None] = [None] * len(records)
         todo, texts = [], []
         for i, r in enumerate(records):

@@ -1,0 +1,58 @@
+"""Shared test fixtures: paths, the shipped model, and a small model trained per session."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("TAGGER_SHARED", ROOT.parent / "shared"))
+CORPUS = ROOT / "fixtures" / "corpus.jsonl"
+EXAMPLES = ROOT / "fixtures" / "examples"
+
+
+def shared_path(*parts) -> Path:
+    """A path under ../shared, or skip the test when the shared folder is absent."""
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"needs {p} (the project's ../shared folder), absent on this machine")
+    return p
+
+
+@pytest.fixture(scope="session")
+def taxonomy():
+    from tagger.taxonomy import load_taxonomy
+
+    return load_taxonomy(ROOT / "taxonomy.yaml")
+
+
+@pytest.fixture(scope="session")
+def corpus_records():
+    from tagger.corpus import load_corpus
+
+    return load_corpus(str(CORPUS))
+
+
+@pytest.fixture(scope="session")
+def shipped_model():
+    from tagger.model import Model
+
+    return Model.load(ROOT / "models")
+
+
+@pytest.fixture(scope="session")
+def small_model_dir(tmp_path_factory, corpus_records, taxonomy):
+    """A quick model (every 4th example, 15 rounds, no threshold pass) for structural tests."""
+    from tagger.model import train
+
+    out = tmp_path_factory.mktemp("small") / "model"
+    train(corpus_records[::4], taxonomy, out, num_rounds=15, threshold_folds=0, created="2026-01-01T00:00:00Z")
+    return out
+
+
+def write_jsonl(path, rows):
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r) + "\n")
+    return path

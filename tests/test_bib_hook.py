@@ -1,0 +1,90 @@
+"""`tagger bib` through the CLI with the shipped model, and the pre-commit hooks end to end."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from tagger.cli import cli
+
+from conftest import ROOT
+
+BIB = """% my reading list
+@Article{Hu2022,
+  Title    = {{LoRA}: Low-Rank Adaptation of Large Language Models},
+  Abstract = {We propose low-rank adaptation, which freezes the pretrained weights of a large
+              language model and injects trainable rank decomposition matrices into each layer
+              of the Transformer architecture, greatly reducing the number of trainable
+              parameters for downstream tasks. On GPT-3, LoRA matches fine-tuning quality
+              on several benchmarks while training far fewer parameters.},
+  Keywords = {to read; NLP},
+  Year     = {2022}
+}
+
+@misc{noabstract, title = {Just a title}}
+"""
+
+
+def test_bib_writes_merges_and_is_idempotent(tmp_path):
+    p = tmp_path / "refs.bib"
+    p.write_bytes(BIB.encode())
+    r = CliRunner().invoke(cli, ["bib", "--check", str(p)])
+    assert r.exit_code == 1 and f"{p}:2: Hu2022: tags missing" in r.output
+    assert p.read_bytes() == BIB.encode()
+    r = CliRunner().invoke(cli, ["bib", str(p)])
+    assert r.exit_code == 1 and f"Fixing {p}" in r.output
+    new = p.read_text()
+    line = next(x for x in new.splitlines() if x.strip().startswith("Keywords"))
+    assert line.startswith("  Keywords = {to read; NLP; ")
+    assert "method:fine-tuning" in line and "modality:text" in line
+    assert new.replace(line + "\n", "") == BIB.replace("  Keywords = {to read; NLP},\n", "")
+    assert CliRunner().invoke(cli, ["bib", str(p)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["bib", "--check", str(p)]).exit_code == 0
+    assert p.read_text() == new
+
+
+def test_bib_non_utf8_is_exit_2_and_untouched(tmp_path):
+    p = tmp_path / "l.bib"
+    data = BIB.replace("large\n", "large caf\u00e9\n").encode("latin-1")
+    p.write_bytes(data)
+    r = CliRunner().invoke(cli, ["bib", str(p)])
+    assert r.exit_code == 2 and "not valid UTF-8" in r.output and p.read_bytes() == data
+    r = CliRunner().invoke(cli, ["bib", "--encoding", "latin-1", str(p)])
+    assert r.exit_code == 1
+    assert "caf\u00e9".encode("latin-1") in p.read_bytes() and b"method:fine-tuning" in p.read_bytes()
+
+
+@pytest.mark.slow
+def test_pre_commit_hooks_end_to_end(tmp_path):
+    """`pre-commit try-repo` on this repository: the write hook fails with the file changed
+    as expected, the check hook then passes."""
+    pre_commit = shutil.which("pre-commit") or os.path.join(os.path.dirname(sys.executable), "pre-commit")
+    if not os.path.exists(pre_commit):
+        pytest.skip("pre-commit is not installed (pip install '.[test]')")
+    if not (ROOT / ".git").exists():
+        pytest.skip("try-repo needs this repository as a git checkout")
+    repo = tmp_path / "biblio"
+    repo.mkdir()
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@e"}
+    env.pop("TAGGER_MODEL", None)
+    git = lambda *a: subprocess.run(["git", *a], cwd=repo, check=True, capture_output=True, env=env)  # noqa: E731
+    git("init", "-q")
+    (repo / "refs.bib").write_text(BIB)
+    git("add", "refs.bib")
+
+    def hook(hook_id):
+        return subprocess.run([pre_commit, "try-repo", str(ROOT), hook_id, "--files", "refs.bib"],
+                              cwd=repo, capture_output=True, text=True, env=env)
+
+    r = hook("tagger-bib")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Fixing refs.bib" in r.stdout and "Failed" in r.stdout
+    text = (repo / "refs.bib").read_text()
+    assert "Keywords = {to read; NLP; " in text and "method:fine-tuning" in text
+    r = hook("tagger-bib-check")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Passed" in r.stdout

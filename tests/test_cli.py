@@ -1,0 +1,196 @@
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from tagger.cli import cli
+
+from conftest import EXAMPLES, ROOT, write_jsonl
+
+ABSTRACT = ("We fine-tune a large language model with LoRA adapters on instruction data and evaluate it "
+            "on reasoning benchmarks, where it outperforms strong baselines by a wide margin.")
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, list(args), input=input)
+
+
+def test_label_seed_file_text_output():
+    r = run("label", str(EXAMPLES / "iclr-2026-abstracts.txt"), "-f", "text")
+    assert r.exit_code == 0, r.output
+    blocks = r.output.strip().split("\n\n")
+    assert len(blocks) == 19
+    assert [b.splitlines()[0] for b in blocks] == [f"iclr-2026-abstracts:{n}" for n in range(1, 20)]
+    assert "ICLR 2026 Papers" not in r.output
+    facet_lines = [[line.split(":")[0].strip() for line in b.splitlines()[1:]] for b in blocks]
+    assert all(lines and set(lines) <= {"modality", "method", "evaluation", "contribution"} for lines in facet_lines)
+
+
+def test_jsonl_keeps_fields_and_replaces_tags(tmp_path):
+    p = write_jsonl(tmp_path / "in.jsonl", [
+        {"id": "x1", "title": "LoRA", "abstract": ABSTRACT, "year": 2025, "tags": ["old"], "scores": {"old": 1}}])
+    r = run("label", str(p), "-f", "jsonl")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert list(out) == ["id", "title", "abstract", "year", "tags", "scores"]
+    assert out["year"] == 2025 and "old" not in out["tags"]
+    assert "method:fine-tuning" in out["tags"] and "modality:text" in out["tags"]
+    assert set(out["scores"]) == set(out["tags"]) and all(0 < v <= 1 for v in out["scores"].values())
+
+
+def test_output_formats_agree(tmp_path):
+    p = write_jsonl(tmp_path / "in.jsonl", [{"id": "a", "abstract": ABSTRACT}, {"id": "b", "abstract": "Too short."}])
+    js = json.loads(run("label", str(p), "-f", "json").output)
+    tsv = run("label", str(p), "-f", "tsv").output.splitlines()
+    pairs = [line.split("\t") for line in run("label", str(p), "-f", "pairs").output.splitlines()]
+    assert [r["id"] for r in js] == ["a", "b"]
+    assert tsv[0] == "a\t" + ";".join(js[0]["tags"]) and tsv[1] == "b\t"
+    assert [p[1] for p in pairs if p[0] == "a"] == js[0]["tags"]
+    assert ["b", "", ""] in pairs
+    assert js[1]["tags"] == [] and js[1]["scores"] == {} and js[1]["reason"].startswith("too short")
+    rows = list(csv.DictReader(io.StringIO(run("label", str(p), "-f", "csv").output)))
+    assert rows[0]["tags"] == ";".join(js[0]["tags"]) and json.loads(rows[0]["scores"]) == js[0]["scores"]
+
+
+def test_stdin_and_empty_input():
+    r = run("label", "-", "--input-format", "jsonl", "-f", "jsonl", input=json.dumps({"abstract": ABSTRACT}) + "\n")
+    assert r.exit_code == 0 and json.loads(r.output)["id"] == "stdin:1"
+    r = run("label", "-f", "jsonl", input="")
+    assert r.exit_code == 0 and r.output == ""
+    r = run("label", "-f", "json", input="")
+    assert r.exit_code == 0 and json.loads(r.output) == []
+
+
+def test_facet_and_threshold_options(tmp_path):
+    p = write_jsonl(tmp_path / "in.jsonl", [{"abstract": ABSTRACT}])
+    only = json.loads(run("label", str(p), "-f", "jsonl", "--facet", "method").output)
+    assert only["tags"] and all(t.startswith("method:") for t in only["tags"])
+    low = json.loads(run("label", str(p), "-f", "jsonl", "--threshold", "0.01").output)
+    high = json.loads(run("label", str(p), "-f", "jsonl", "--threshold", "0.99").output)
+    assert len(low["tags"]) > len(high["tags"])
+    assert all(v >= 0.01 for v in low["scores"].values())
+
+
+@pytest.mark.parametrize("setup, args, message", [
+    (None, ["nope.txt"], "nope.txt: no such file"),
+    ("dir", ["d"], "d: is a directory"),
+    ("binary", ["b.txt"], "b.txt:1: binary data"),
+    ("latin1", ["l.txt"], "l.txt:1: not UTF-8 text"),
+    ("badjson", ["j.jsonl"], "j.jsonl:2: invalid JSON"),
+    ("noabstract", ["n.jsonl"], "n.jsonl:2: record 2 has no 'abstract' field (1 records were written before it)"),
+    (None, ["x.txt", "--facet", "colour"], "unknown facet 'colour'"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, setup, args, message):
+    monkeypatch.chdir(tmp_path)
+    if setup == "dir":
+        os.mkdir("d")
+    elif setup == "binary":
+        open("b.txt", "wb").write(b"\x00\x01\x02abc")
+    elif setup == "latin1":
+        open("l.txt", "wb").write("café".encode("latin-1"))
+    elif setup == "badjson":
+        open("j.jsonl", "w").write(json.dumps({"abstract": ABSTRACT}) + "\n{oops\n")
+    elif setup == "noabstract":
+        open("n.jsonl", "w").write(json.dumps({"abstract": ABSTRACT}) + "\n" + json.dumps({"text": "x"}) + "\n")
+    if "x.txt" in args:
+        open("x.txt", "w").write(ABSTRACT)
+    r = CliRunner().invoke(cli, ["label", "-f", "jsonl"] + args)
+    assert r.exit_code == 2
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    err = [line for line in r.output.splitlines() if line.startswith("tagger: error:")]
+    assert len(err) == 1 and message in err[0], r.output
+
+
+def test_on_error_skip_warns_and_counts(tmp_path):
+    p = tmp_path / "n.jsonl"
+    p.write_text(json.dumps({"abstract": ABSTRACT}) + "\n" + json.dumps({"text": "x"}) + "\n" + json.dumps({"abstract": ABSTRACT}) + "\n")
+    r = run("label", str(p), "-f", "tsv", "--on-error", "skip")
+    assert r.exit_code == 0
+    assert [line.split("\t")[0] for line in r.output.splitlines() if line.startswith("n:")] == ["n:1", "n:3"]
+    assert "n.jsonl:2: record 2 has no 'abstract' field; skipped" in r.output
+    assert "1 bad record(s) skipped, 2 written" in r.output
+
+
+def test_output_file_is_atomic(tmp_path):
+    good = write_jsonl(tmp_path / "g.jsonl", [{"abstract": ABSTRACT}])
+    bad = tmp_path / "b.jsonl"
+    bad.write_text(json.dumps({"abstract": ABSTRACT}) + "\n{bad\n")
+    out = tmp_path / "out.jsonl"
+    assert run("label", str(good), "-o", str(out)).exit_code == 0
+    before = out.read_bytes()
+    assert json.loads(before)["tags"]
+    assert run("label", str(bad), "-o", str(out)).exit_code == 2
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.jsonl", "g.jsonl", "out.jsonl"]
+
+
+def test_taxonomy_and_corpus_commands(tmp_path):
+    r = run("taxonomy", "show")
+    assert r.exit_code == 0 and "modality:text" in r.output and "contribution:tool" in r.output
+    r = run("taxonomy", "check", str(ROOT / "taxonomy.yaml"))
+    assert r.exit_code == 0 and "ok (4 facets, 40 labels)" in r.output
+    bad = tmp_path / "t.yaml"
+    bad.write_text("facets:\n  - id: a\n    labels:\n      - id: b:c\n")
+    r = run("taxonomy", "check", str(bad))
+    assert r.exit_code == 2 and f"{bad}:4: label id 'b:c' does not start with its facet 'a:'" in r.output
+    c = write_jsonl(tmp_path / "c.jsonl", [{"id": "1", "abstract": "x", "labels": ["modality:nope"], "annotator": "me"}])
+    r = run("corpus", "check", str(c))
+    assert r.exit_code == 1 and "unknown label 'modality:nope'" in r.output
+    r = run("corpus", "check", str(ROOT / "fixtures" / "corpus.jsonl"))
+    assert r.exit_code == 0 and "ok (" in r.output
+
+
+def test_model_and_taxonomy_from_environment(tmp_path, monkeypatch, small_model_dir):
+    p = write_jsonl(tmp_path / "in.jsonl", [{"abstract": ABSTRACT}])
+    monkeypatch.setenv("TAGGER_MODEL", str(tmp_path / "missing"))
+    r = run("label", str(p))
+    assert r.exit_code == 2 and "not a tagger model directory" in r.output
+    monkeypatch.setenv("TAGGER_MODEL", str(small_model_dir))
+    assert run("label", str(p), "-f", "jsonl").exit_code == 0
+    other = tmp_path / "t.yaml"
+    other.write_text("facets:\n  - id: a\n    labels:\n      - id: a:b\n")
+    r = run("label", str(p), "--taxonomy", str(other))
+    assert r.exit_code == 2 and "trained for another taxonomy" in r.output and "retrain" in r.output
+
+
+def _modules_after(code):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    return set(out.stdout.split())
+
+
+def test_label_imports_neither_sklearn_nor_nltk(tmp_path):
+    p = tmp_path / "one.txt"
+    p.write_text(ABSTRACT + "\n")
+    mods = _modules_after(
+        "import sys\nfrom tagger.cli import main\n"
+        f"try:\n    main(['label', {str(p)!r}, '-f', 'jsonl'])\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sys.modules))")
+    assert "tagger.model" in mods and "numpy" in mods
+    assert not {m for m in mods if m.split(".")[0] in ("sklearn", "nltk", "lightgbm", "scipy", "joblib")}
+
+
+def test_help_imports_no_heavy_library():
+    mods = _modules_after(
+        "import sys\nfrom tagger.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sys.modules))")
+    assert not {m for m in mods if m.split(".")[0] in ("sklearn", "nltk", "lightgbm", "scipy", "numpy", "joblib")}
+
+
+def test_installed_command_in_a_real_subprocess(tmp_path):
+    exe = shutil.which("tagger") or os.path.join(os.path.dirname(sys.executable), "tagger")
+    if not os.path.exists(exe):
+        pytest.skip("the tagger console script is not installed in this environment (pip install .)")
+    r = subprocess.run([exe, "label", str(EXAMPLES / "iclr-2026-abstracts.txt"), "-f", "tsv"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = r.stdout.splitlines()
+    assert len(rows) == 19 and all(row.split("\t")[1] for row in rows)
+    r = subprocess.run([exe, "label", "missing.txt"], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.strip() == "tagger: error: missing.txt: no such file"

@@ -1,0 +1,126 @@
+import gzip
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tagger.corpus import (InputError, check_corpus, detect_format, is_heading, read_records,
+                           source_stem)
+
+from conftest import CORPUS, EXAMPLES, write_jsonl
+
+
+def fields(path, fmt=None):
+    return [r.fields for r in read_records(str(path), fmt)]
+
+
+@pytest.mark.parametrize("name, count, heading", [("iclr-2026-abstracts.txt", 19, "ICLR 2026 Papers"),
+                                                  ("daily-papers-abstracts.txt", 120, "Daily Papers")])
+def test_seed_files_skip_their_heading(name, count, heading):
+    recs = fields(EXAMPLES / name)
+    assert len(recs) == count
+    stem = name[:-4]
+    assert [r["id"] for r in recs] == [f"{stem}:{n}" for n in range(1, count + 1)]
+    assert all(r["abstract"] != heading and len(r["abstract"].split()) > 40 for r in recs)
+
+
+def test_heading_rule():
+    assert is_heading("ICLR 2026 Papers") and is_heading("Daily Papers")
+    assert not is_heading("We propose a method.")
+    assert not is_heading("A heading\nover two lines")
+    assert not is_heading(" ".join(["word"] * 13))
+    assert not is_heading("Abstract:")
+
+
+def test_first_paragraph_that_is_an_abstract_is_kept(tmp_path):
+    p = tmp_path / "a.txt"
+    p.write_text("We study things in depth.\n\nSecond one here.\n")
+    assert [r["abstract"] for r in fields(p)] == ["We study things in depth.", "Second one here."]
+
+
+paragraph = st.lists(st.from_regex(r"[A-Za-z][A-Za-z ,]{0,30}\.", fullmatch=True), min_size=1, max_size=3).map("\n".join)
+
+
+@given(st.lists(paragraph, min_size=1, max_size=8), st.sampled_from(["\n", "\r\n"]), st.integers(1, 3))
+@settings(max_examples=100, deadline=None)
+def test_paragraph_reader_round_trips(tmp_path_factory, paras, eol, blank):
+    p = tmp_path_factory.mktemp("p") / "x.txt"
+    p.write_bytes((eol * (blank + 1)).join(x.replace("\n", eol) for x in paras).encode() + eol.encode())
+    assert [r["abstract"] for r in fields(p)] == paras
+
+
+@given(st.lists(st.fixed_dictionaries({"abstract": st.text(min_size=1, max_size=50), "n": st.integers()}), max_size=10))
+@settings(max_examples=100, deadline=None)
+def test_jsonl_reader_keeps_every_field(tmp_path_factory, rows):
+    p = write_jsonl(tmp_path_factory.mktemp("j") / "x.jsonl", rows)
+    got = fields(p)
+    assert [{k: v for k, v in g.items() if k != "id"} for g in got] == rows
+    assert [g["id"] for g in got] == [f"x:{i}" for i in range(1, len(rows) + 1)]
+
+
+def test_gzip_and_tables(tmp_path):
+    p = tmp_path / "d.jsonl.gz"
+    with gzip.open(p, "wt") as fh:
+        fh.write(json.dumps({"id": "a", "abstract": "x"}) + "\n")
+    assert fields(p) == [{"id": "a", "abstract": "x"}]
+    t = tmp_path / "t.tsv"
+    t.write_text("title\tabstract\nT\tsome text\n")
+    assert fields(t) == [{"id": "t:1", "title": "T", "abstract": "some text"}]
+    c = tmp_path / "c.csv"
+    c.write_text('abstract,x\n"a, b",1\n')
+    assert fields(c) == [{"id": "c:1", "abstract": "a, b", "x": "1"}]
+
+
+@pytest.mark.parametrize("content, fmt, message", [
+    (b'{"abstract": "x"}\n{not json}\n', "jsonl", ":2: invalid JSON"),
+    (b'[1, 2]\n', "jsonl", ":1: expected a JSON object"),
+    (b"caf\xe9 au lait\n", "txt", ":1: not UTF-8 text (byte 0xe9 at column 4)"),
+    (b"ok\n\x00\x01\x02\n", "txt", ":2: binary data"),
+    (b"a,b\n1,2,3\n", "csv", ":2: row has 3 columns, the header has 2"),
+])
+def test_bad_input_names_file_and_line(tmp_path, content, fmt, message):
+    p = tmp_path / f"bad.{fmt}"
+    p.write_bytes(content)
+    with pytest.raises(InputError) as e:
+        fields(p)
+    assert str(e.value).startswith(str(p)) and message in str(e.value)
+
+
+def test_missing_file_and_directory(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        fields(tmp_path / "nope.txt")
+    with pytest.raises(InputError, match="is a directory"):
+        fields(tmp_path)
+
+
+def test_format_detection():
+    assert detect_format("a.jsonl.gz") == "jsonl" and detect_format("a.TSV") == "tsv"
+    assert detect_format("-") == "txt" and detect_format("notes") == "txt"
+    assert detect_format("a.txt", "jsonl") == "jsonl"
+    assert source_stem("dir/day.jsonl.gz") == "day" and source_stem("-") == "stdin"
+
+
+def test_shipped_corpus_is_clean(taxonomy, corpus_records):
+    assert check_corpus(str(CORPUS), taxonomy) == []
+    assert len(corpus_records) >= 600
+    uniform = [r for r in corpus_records if r["sample"] == "uniform"]
+    assert len(uniform) >= 200
+    counts = {lb: 0 for lb in taxonomy.label_ids}
+    for r in corpus_records:
+        for lb in r["labels"]:
+            counts[lb] += 1
+    assert min(counts.values()) >= 15, counts
+    assert all(r["annotator"].startswith("agent:") for r in corpus_records)
+
+
+def test_corpus_check_finds_each_problem(tmp_path, taxonomy):
+    rows = [{"id": "a", "abstract": "Some text.", "labels": ["modality:text"], "annotator": "me"},
+            {"id": "a", "abstract": "some   TEXT.", "labels": ["modality:txt"], "annotator": "me"},
+            {"id": "c", "abstract": " ", "labels": [], "annotator": ""}]
+    probs = check_corpus(str(write_jsonl(tmp_path / "c.jsonl", rows)), taxonomy)
+    text = "\n".join(probs)
+    assert ":2: a: duplicate id (first at line 1)" in text
+    assert ":2: a: duplicate abstract (same text as line 1)" in text
+    assert ":2: a: unknown label 'modality:txt'" in text
+    assert ":3: c: empty abstract" in text and ":3: c: no 'annotator'" in text
+    assert len(probs) == 5

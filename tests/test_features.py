@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+
+from tagger.features import TfidfFeatures, fit_tfidf
+from tagger.stemming import label_time_stemmer, training_stemmer
+from tagger.text import Analyzer, document_text
+
+
+@pytest.fixture(scope="module")
+def fitted(corpus_records):
+    texts = [document_text(r) for r in corpus_records[:400]]
+    feats, X = fit_tfidf(texts)
+    return feats, X, texts, [document_text(r) for r in corpus_records[400:520]]
+
+
+def test_our_transform_equals_scikit_learns(fitted):
+    feats, X, texts, unseen = fitted
+    plain = TfidfFeatures.from_json(feats.to_json())  # what a loaded model has: no scikit-learn object
+    for batch in (texts[:60], unseen):
+        ours = plain.transform_csr(batch).toarray()
+        theirs = feats._sklearn.transform(batch).toarray()
+        assert ours.shape == theirs.shape
+        assert np.abs(ours - theirs).max() < 1e-12
+        assert ours.any()
+    assert np.abs(plain.transform_dense(texts[:5]) - X[:5].toarray()).max() < 1e-12
+
+
+def test_dense_columns_select_features(fitted):
+    feats, X, texts, _ = fitted
+    cols = [5, 0, 17]
+    assert np.array_equal(feats.transform_dense(texts[:10], cols), feats.transform_dense(texts[:10])[:, cols])
+
+
+def test_rows_have_unit_norm(fitted):
+    feats, _, texts, _ = fitted
+    for row in feats.transform_rows(texts[:20]):
+        assert abs(sum(v * v for v in row.values()) - 1.0) < 1e-12
+
+
+def test_label_time_stems_equal_nltks_over_the_vocabulary(fitted, corpus_records):
+    """Every token of the training texts stems the same way with and without nltk."""
+    feats, _, texts, _ = fitted
+    nltk_stem = training_stemmer()
+    ours = label_time_stemmer(feats.stem_exceptions)
+    tokens = {tok for t in texts for tok, _ in Analyzer(stop_words=feats.stop_words).tokens(t)}
+    assert len(tokens) > 5000
+    assert [t for t in tokens if ours(t) != nltk_stem(t)] == []
+    # ...and the exceptions are real: without them some tokens differ
+    assert feats.stem_exceptions and any(label_time_stemmer()(t) != nltk_stem(t) for t in feats.stem_exceptions)
+
+
+def test_vocabulary_terms_come_out_of_the_label_time_analyzer(fitted):
+    feats, _, texts, _ = fitted
+    seen = {t for text in texts for t in feats.analyzer()(text)}
+    assert set(feats.terms) <= seen

@@ -1,0 +1,156 @@
+import json
+import random
+
+import numpy as np
+import pytest
+
+from tagger.model import (MODEL_FORMAT, Model, ModelError, abstain_reason, label_matrix, train,
+                          tune_thresholds)
+from tagger.taxonomy import parse_taxonomy
+
+from conftest import ROOT
+from test_taxonomy import MINI
+
+
+def test_trained_on_80_percent_beats_the_frequency_baseline(corpus_records, taxonomy, tmp_path):
+    """Micro-F1 on a seeded 20% hold-out is at least 0.15 above predicting, for every
+    abstract, the labels that are most frequent in the training part."""
+    from sklearn.metrics import f1_score
+
+    recs = list(corpus_records)
+    random.Random(2026).shuffle(recs)
+    cut = int(0.8 * len(recs))
+    tr, te = recs[:cut], recs[cut:]
+    train(tr, taxonomy, tmp_path / "m", threshold_folds=3)
+    model = Model.load(tmp_path / "m", taxonomy)
+    Y_te = label_matrix(te, taxonomy.label_ids)
+    pred = model.predict(te, min_words=0)
+    T = label_matrix([{"labels": p.tags} for p in pred], taxonomy.label_ids)
+    ours = f1_score(Y_te, T, average="micro")
+    # baseline: the k most frequent training labels, k = median labels per training abstract
+    Y_tr = label_matrix(tr, taxonomy.label_ids)
+    k = int(np.median(Y_tr.sum(axis=1)))
+    top = np.argsort(-Y_tr.sum(axis=0))[:k]
+    B = np.zeros_like(Y_te)
+    B[:, top] = 1
+    base = f1_score(Y_te, B, average="micro")
+    assert ours >= base + 0.15, (ours, base)
+
+
+def test_training_is_deterministic(small_model_dir, corpus_records, taxonomy, tmp_path):
+    train(corpus_records[::4], taxonomy, tmp_path / "again", num_rounds=15, threshold_folds=0, created="2026-01-01T00:00:00Z")
+    a, b = small_model_dir, tmp_path / "again"
+    names = sorted(p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file())
+    assert "manifest.json" in names and "trees.npz" in names and "boosters/modality__text.txt" in names
+    for n in names:
+        assert (a / n).read_bytes() == (b / n).read_bytes(), n
+
+
+def test_manifest_records_what_the_issue_asks(small_model_dir, taxonomy):
+    m = json.loads((small_model_dir / "manifest.json").read_text())
+    assert m["format_version"] == MODEL_FORMAT
+    assert m["labels"] == taxonomy.label_ids
+    assert m["taxonomy_fingerprint"] == taxonomy.fingerprint()
+    assert len(m["corpus_sha256"]) == 64 and m["corpus_size"] > 300
+    assert m["versions"]["lightgbm"] and m["versions"]["scikit-learn"]
+    assert m["parameters"]["num_rounds"] == 15 and m["created"] == "2026-01-01T00:00:00Z"
+
+
+def test_model_files_are_plain_data(small_model_dir):
+    suffixes = {p.suffix for p in small_model_dir.rglob("*") if p.is_file()}
+    assert suffixes <= {".json", ".txt", ".npz", ".md"}
+    np.load(small_model_dir / "trees.npz", allow_pickle=False).close()
+
+
+def test_old_format_and_other_taxonomy_say_retrain(small_model_dir, tmp_path):
+    import shutil
+
+    d = tmp_path / "old"
+    shutil.copytree(small_model_dir, d)
+    m = json.loads((d / "manifest.json").read_text())
+    m["format_version"] = 0
+    (d / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(ModelError, match="please retrain"):
+        Model.load(d)
+    with pytest.raises(ModelError, match="another taxonomy"):
+        Model.load(small_model_dir, parse_taxonomy(MINI, "mini.yaml"))
+    with pytest.raises(ModelError, match="not a tagger model directory"):
+        Model.load(tmp_path)
+
+
+def test_a_failed_training_leaves_the_old_model(small_model_dir, corpus_records, taxonomy, tmp_path, monkeypatch):
+    import shutil
+
+    import tagger.forest
+
+    d = tmp_path / "m"
+    shutil.copytree(small_model_dir, d)
+    before = {p: p.read_bytes() for p in d.rglob("*") if p.is_file()}
+
+    def boom(*a, **k):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(tagger.forest.Forest, "save", boom)
+    with pytest.raises(RuntimeError):
+        train(corpus_records[:40], taxonomy, d, num_rounds=2, threshold_folds=0)
+    assert {p: p.read_bytes() for p in d.rglob("*") if p.is_file()} == before
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["m"]  # no temporary directory left
+
+
+def test_a_different_taxonomy_trains_and_predicts(tmp_path):
+    """Nothing is tied to the default label set: an exclusive facet and a threshold from the file."""
+    tax = parse_taxonomy(MINI, "mini.yaml")
+    rng = random.Random(1)
+    vision = "We segment images and photos with a convolutional network on pixels"
+    language = "We parse sentences and translate text with a language model on corpora"
+    recs = []
+    for i in range(60):
+        topic = i % 2
+        words = (vision if topic == 0 else language).split()
+        rng.shuffle(words)
+        labels = ["topic:vision" if topic == 0 else "topic:language"] + (["kind:empirical"] if i % 3 == 0 else [])
+        recs.append({"id": str(i), "abstract": " ".join(words) + (" experiments results" if i % 3 == 0 else ""),
+                     "labels": labels})
+    train(recs, tax, tmp_path / "mini", num_rounds=20, threshold_folds=3)
+    model = Model.load(tmp_path / "mini", tax)
+    assert model.labels == ["topic:vision", "topic:language", "kind:empirical"]
+    assert model.manifest["thresholds"]["kind:empirical"] == 0.3
+    preds = model.predict([{"abstract": vision}, {"abstract": language + " experiments results"}], min_words=0)
+    assert preds[0].tags == ["topic:vision"]
+    assert preds[1].tags[0] == "topic:language"
+    proba = model.predict_proba([vision])
+    assert abs(proba[0, 0] + proba[0, 1] - 1.0) < 1.0  # exclusive: a share of one softmax
+
+
+def test_thresholds_shrink_toward_the_facet_for_rare_labels():
+    tax = parse_taxonomy(MINI.replace("kind: exclusive", "kind: multi").replace("threshold: 0.3", "description: x"))
+    Y = np.zeros((200, 3), dtype=int)
+    P = np.zeros((200, 3))
+    Y[:100, 0] = 1
+    P[:, 0] = np.where(Y[:, 0] == 1, 0.8, 0.2)   # separable anywhere in (0.2, 0.8]
+    Y[:2, 1] = 1
+    P[:, 1] = 0.1
+    P[:2, 1] = 0.9                               # 2 positives: best alone 0.9, pulled to the facet's
+    th, facet = tune_thresholds(Y, P, tax)
+    assert 0.2 < th["topic:vision"] <= 0.8
+    w = 2 / (2 + 10)
+    assert th["topic:language"] == pytest.approx(w * 0.125 + (1 - w) * facet["topic"], abs=0.9 - 0.125)
+    assert abs(th["topic:language"] - facet["topic"]) < abs(0.9 - facet["topic"])
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("too short here", "too short to judge: 3 words"),
+    ("Wir stellen ein neues Verfahren zur Segmentierung medizinischer Bilder vor, das auf tiefen "
+     "neuronalen Netzen beruht und deutlich bessere Ergebnisse liefert als bisherige Ansätze im Bereich", "not English"),
+    ("We propose a method for the segmentation of medical images that is based on deep neural networks "
+     "and gives better results than earlier approaches in the field", None),
+])
+def test_abstention(text, reason):
+    got = abstain_reason(text)
+    assert (got is None) if reason is None else got.startswith(reason)
+
+
+def test_abstention_yields_no_tags(shipped_model):
+    p = shipped_model.predict([{"abstract": "Deep nets."}])[0]
+    assert p.tags == [] and p.scores == {} and p.reason.startswith("too short")

@@ -1,0 +1,22 @@
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from conftest import ROOT
+
+
+@pytest.mark.slow
+def test_wheel_carries_taxonomy_and_model_once(tmp_path):
+    """setup.cfg maps the top-level taxonomy.yaml and models/ into the wheel as package data."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+                   check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("tagger-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "tagger/resources/taxonomy.yaml" in names
+    model_files = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "models").rglob("*") if p.is_file())
+    assert model_files and all(f"tagger/resources/{f}" in names for f in model_files)
+    assert "tagger/cli.py" in names
+    assert not [n for n in names if n.startswith("tagger/resources/") and n.endswith(".py")]
+    assert not [n for n in names if n.startswith(("tests/", "fixtures/"))]

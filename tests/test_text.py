@@ -1,0 +1,62 @@
+import string
+
+from hypothesis import given, settings, strategies as st
+
+from tagger.text import Analyzer, decode_latex, document_text, fold, normalize
+
+
+def test_latex_accents_commands_and_math():
+    assert decode_latex(r"Schr{\"o}dinger and Erd\H{o}s, \v{C}ech, na\"ive") == "Schrödinger and Erdős, Čech, naïve"
+    assert decode_latex(r"\'etude \`a la Fran\c{c}aise") == "étude à la Française"
+    assert decode_latex(r"\emph{deep} \textbf{\emph{nets}}") == "deep nets"
+    assert normalize(r"a cost of $\mathcal{O}(n^2)$ with $\alpha$") == "a cost of O(n^2) with alpha"
+    assert normalize(r"R\&D at 50\% of \$3") == "R&D at 50% of $3"
+    assert normalize("pages 1--3~and {B}ayes") == "pages 1\u20133 and Bayes"
+
+
+def test_hard_line_breaks_and_hyphens():
+    assert normalize("a self-\nsupervised\nmodel\r\nhere") == "a self-supervised model here"
+    assert normalize("inter\u00adnational  \t spaces") == "international spaces"
+
+
+def test_unicode_is_nfkc_and_folded_for_matching():
+    assert normalize("\ufb01ne-tuning") == "fine-tuning"  # the fi ligature
+    assert fold("Schrödinger GÖDEL") == "schrodinger godel"
+
+
+def test_analyzer_unigrams_and_bigrams_without_stop_words():
+    an = Analyzer(stop_words={"the", "of"}, ngram_max=2)
+    assert an("The GPT-4 model of 3D scenes, 2024") == ["gpt", "model", "3d", "scenes", "gpt model", "model 3d", "3d scenes"]
+    assert [s for _, s in Analyzer(stem=str.upper).tokens("Deep nets")] == ["DEEP", "NETS"]
+
+
+def test_document_text_puts_the_title_first():
+    assert document_text({"title": "T", "abstract": "A b."}) == "T. A b."
+    assert document_text({"abstract": "A b."}) == "A b."
+
+
+text_like = st.text(alphabet=string.ascii_letters + string.digits + " \n\t-$\\{}\"'.,~^_\u00e9\u00fc\u00ad", max_size=200)
+
+
+@given(text_like)
+@settings(max_examples=300)
+def test_normalize_gives_one_clean_line(s):
+    out = normalize(s)
+    assert "\n" not in out and "\t" not in out and "  " not in out
+    assert out == out.strip()
+    assert "\u00ad" not in out
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300)
+def test_normalize_never_fails_and_is_stable(s):
+    once = normalize(s)
+    assert normalize(once) == normalize(normalize(once))
+
+
+@given(st.lists(st.from_regex(r"[a-z]{2,8}", fullmatch=True), min_size=1, max_size=20))
+def test_analyzer_counts_every_plain_word(words):
+    an = Analyzer(ngram_max=2)
+    terms = an(" ".join(words))
+    assert terms[:len(words)] == words
+    assert len(terms) == 2 * len(words) - 1
