@@ -94,3 +94,50 @@ def _predict_in_worker(path, fields, kw):
     if model is None:
         model = _WORKER_MODELS[path] = Model.load(path)
     return model.predict(fields, **kw)
+
+
+def _carried(fields: dict, need_scores: bool):
+    """The ``(tags, scores)`` a record already carries, or None when it must be tagged.
+
+    JSON records carry a list and a dict; CSV/TSV rows carry ``a;b`` and a JSON string.
+    """
+    import json
+
+    tags, scores = fields.get("tags"), fields.get("scores")
+    if isinstance(tags, str):
+        tags = [t for t in tags.split(";") if t]
+    if isinstance(scores, str):
+        try:
+            scores = json.loads(scores) if scores.strip() else {}
+        except ValueError:
+            scores = None
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        return None
+    if scores is not None and not isinstance(scores, dict):
+        scores = None
+    if need_scores and scores is None:
+        return None
+    return tags, dict(scores or {})
+
+
+def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, batch_size=BATCH_SIZE, **kw):
+    """Like :func:`label_stream`, but a record that already carries ``tags`` (and, when
+    ``need_scores``, ``scores``) keeps them unless ``retag``; only the others are tagged, by
+    the model that ``get_model()`` returns (called at most once, and only if needed)."""
+    from .model import Prediction
+
+    model = None
+    for chunk in batched(records, batch_size):
+        carried = [None if retag else _carried(r.fields, need_scores) for r in chunk]
+        todo = [r for r, c in zip(chunk, carried) if c is None]
+        tagged = {}
+        if todo:
+            if model is None:
+                model = get_model()
+            for rec, pred in label_stream(model, todo, batch_size=batch_size, **kw):
+                tagged[id(rec)] = pred
+        for rec, c in zip(chunk, carried):
+            if c is not None:
+                yield rec, Prediction(c[0], c[1])
+            elif id(rec) in tagged:
+                yield rec, tagged[id(rec)]

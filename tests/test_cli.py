@@ -194,3 +194,33 @@ def test_installed_command_in_a_real_subprocess(tmp_path):
     assert len(rows) == 19 and all(row.split("\t")[1] for row in rows)
     r = subprocess.run([exe, "label", "missing.txt"], capture_output=True, text=True, cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.strip() == "tagger: error: missing.txt: no such file"
+
+
+def test_filter_trusts_carried_tags_and_follows_grep(tmp_path):
+    p = write_jsonl(tmp_path / "t.jsonl", [
+        {"id": "a", "abstract": "x", "tags": ["modality:image", "method:cnn"], "scores": {"modality:image": 0.9, "method:cnn": 0.6}},
+        {"id": "b", "abstract": "x", "tags": ["modality:image"], "scores": {"modality:image": 0.55}},
+        {"id": "c", "abstract": "x", "tags": ["modality:text"], "scores": {"modality:text": 0.8}},
+    ])
+    ids = lambda r: [line.split("\t")[0] for line in r.output.splitlines()]  # noqa: E731
+    r = run("filter", "modality:image and not method:cnn", str(p), "-f", "tsv")
+    assert r.exit_code == 0 and ids(r) == ["b"]
+    r = run("filter", "-v", "modality:image and not method:cnn", str(p), "-f", "tsv")
+    assert r.exit_code == 0 and ids(r) == ["a", "c"]
+    r = run("filter", "-c", "modality:*", str(p))
+    assert r.exit_code == 0 and r.output == "3\n"
+    r = run("filter", "--min-score", "0.6", "modality:image", str(p), "-f", "tsv")
+    assert ids(r) == ["a"]
+    r = run("filter", "modality:audio", str(p), "-f", "jsonl")
+    assert r.exit_code == 1 and r.output == ""
+    r = run("filter", "modality:imag", str(p))
+    assert r.exit_code == 2 and "did you mean modality:image?" in r.output
+
+
+def test_filter_tags_untagged_records_on_the_fly(tmp_path):
+    p = write_jsonl(tmp_path / "u.jsonl", [{"id": "a", "abstract": ABSTRACT}])
+    r = run("filter", "method:fine-tuning", str(p), "-f", "jsonl")
+    assert r.exit_code == 0 and "method:fine-tuning" in json.loads(r.output)["tags"]
+    q = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "abstract": ABSTRACT, "tags": []}])
+    assert run("filter", "method:fine-tuning", str(q)).exit_code == 1
+    assert run("filter", "--retag", "method:fine-tuning", str(q)).exit_code == 0
