@@ -166,7 +166,14 @@ def _stream(model, inputs, writer, opts, keep=None, explain=0):
         skipped.append(msg)
         click.echo(f"tagger: warning: {msg}", err=True)
 
-    stream = label_stream(model, inputs.records(), text_field=opts["text_field"], title_field=opts["title_field"],
+    seen = [0]
+
+    def counted(records):
+        for rec in records:
+            seen[0] += 1
+            yield rec
+
+    stream = label_stream(model, counted(inputs.records()), text_field=opts["text_field"], title_field=opts["title_field"],
                           thresholds=opts["threshold"], facets=opts.get("facets"), min_words=opts["min_words"],
                           explain=explain, on_error=opts["on_error"], warn=warn, jobs=opts["jobs"])
     try:
@@ -176,6 +183,8 @@ def _stream(model, inputs, writer, opts, keep=None, explain=0):
                 if writer.count % 256 == 0:
                     writer.fh.flush()
     except TaggerError as e:
+        if not seen[0]:  # a file-level error: nothing was read, nothing to count
+            raise
         raise TaggerError(f"{e} ({writer.count} records were written before it)") from None
     return writer.count, len(skipped)
 
@@ -331,6 +340,89 @@ def train(corpus, taxonomy, out, folds, rounds):
                f"({manifest['n_features']} features, {manifest['n_trees']} trees) -> {out}")
     if figs:
         click.echo(f"out-of-fold F1 (micro/macro): {figs['all']['f1_micro']:.3f} / {figs['all']['f1_macro']:.3f}")
+    return 0
+
+
+@cli.command()
+@click.option("--corpus", default="fixtures/corpus.jsonl", show_default=True, metavar="FILE",
+              help="Hand-tagged corpus to cross-validate on.")
+@click.option("--test", "test_file", metavar="FILE", help="Instead: score the trained model on this hand-tagged file.")
+@click.option("--folds", "-k", type=click.IntRange(2), default=5, show_default=True, help="Cross-validation folds.")
+@click.option("--baseline", is_flag=True, help="Also run the logistic-regression baseline on the same folds.")
+@click.option("--json", "json_out", metavar="FILE", help="Write all figures as JSON.")
+@click.option("--per-label", metavar="FILE", help="Write the per-label table (TSV).")
+@click.option("--card", metavar="DIR", help="Write the model card DIR/README.md from these figures.")
+@_model_options
+@_exit_code
+def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, model, taxonomy):
+    """Cross-validated precision, recall and F1 (micro, macro, samples), per facet and label."""
+    import json
+
+    from .corpus import check_corpus, load_corpus
+    from .evaluation import cross_validate, evaluate_model, format_report, model_card, write_per_label
+    from .resources import model_dir, taxonomy_path
+    from .taxonomy import load_taxonomy
+
+    tax = load_taxonomy(taxonomy_path(taxonomy))
+    path = test_file or corpus
+    problems = check_corpus(path, tax)
+    if problems:
+        raise TaggerError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    records = load_corpus(path)
+    if test_file:
+        from .model import Model
+
+        result = evaluate_model(Model.load(model_dir(model), tax), records, tax)
+    else:
+        bar, update = _progress(f"{folds}-fold cross-validation")
+        try:
+            result = cross_validate(records, tax, k=folds, baseline=baseline, progress=update)
+        finally:
+            if bar:
+                bar.__exit__(None, None, None)
+    click.echo(format_report(result, tax), nl=False)
+    if json_out:
+        with open(json_out, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=1)
+            fh.write("\n")
+    if per_label:
+        write_per_label(per_label, result["tagger"]["per_label"])
+    if card:
+        from pathlib import Path
+
+        from .model import Model
+
+        m = Model.load(card, tax)
+        text = model_card(m.manifest, result, tax)
+        tmp = Path(card) / ".README.md.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(Path(card) / "README.md")
+        click.echo(f"model card written to {Path(card) / 'README.md'}")
+    return 0
+
+
+@cli.command()
+@click.argument("directory", required=False)
+@_exit_code
+def info(directory):
+    """Print the model card of a model directory [default: the model in use]."""
+    import json
+
+    from .model import Model
+    from .resources import model_dir
+
+    d = model_dir(directory)
+    m = Model.load(d)
+    card = d / "README.md"
+    if card.is_file():
+        click.echo(card.read_text(encoding="utf-8"), nl=False)
+        return 0
+    man = m.manifest
+    click.echo(f"{d}: {len(man['labels'])} labels, trained {man.get('created')} on {man.get('corpus_size')} abstracts")
+    click.echo(f"no model card; write one with `tagger evaluate --card {d}`")
+    figs = man.get("figures", {}).get("out_of_fold")
+    if figs:
+        click.echo("out-of-fold figures: " + json.dumps({k: v["f1_micro"] for k, v in figs.items()}))
     return 0
 
 

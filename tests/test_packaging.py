@@ -10,7 +10,7 @@ from conftest import ROOT
 @pytest.mark.slow
 def test_wheel_carries_taxonomy_and_model_once(tmp_path):
     """setup.cfg maps the top-level taxonomy.yaml and models/ into the wheel as package data."""
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path), str(ROOT)],
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
                    check=True, capture_output=True)
     (wheel,) = tmp_path.glob("tagger-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
