@@ -35,12 +35,19 @@ class InputError(TaggerError):
 @dataclass
 class Record:
     """One input record: ``fields`` (all input fields, in input order), ``n`` (1-based
-    record number in its file), ``line`` (1-based line where it starts), ``source`` (file)."""
+    record number in its file), ``line`` (1-based line where it starts), ``source`` (file),
+    ``default_id`` (``<file stem>:<n>``, for records whose input has no id)."""
 
     fields: dict
     n: int
     line: int
     source: str
+    default_id: str = ""
+
+    def id(self, id_field: str = "id") -> str:
+        """The record's id: its ``id_field`` value, else ``<file stem>:<n>``."""
+        v = self.fields.get(id_field)
+        return str(v) if v not in (None, "") else (self.default_id or str(self.n))
 
 
 def detect_format(path: str, override: str | None = None) -> str:
@@ -166,7 +173,7 @@ def read_jsonl(path: str, text_field: str = "abstract"):
         yield Record(obj, n, lineno, path)
 
 
-def read_table(path: str, delimiter: str, id_column: str = "id"):
+def read_table(path: str, delimiter: str):
     """Records from CSV/TSV with a header row; values stay strings, column order kept."""
     stem = source_stem(path)
     lines = open_lines(path)
@@ -201,10 +208,8 @@ def read_table(path: str, delimiter: str, id_column: str = "id"):
         n += 1
         if len(row) != len(header):
             raise InputError(f"{path}:{start}: row has {len(row)} columns, the header has {len(header)}")
-        fields = dict(zip(header, row))
-        if id_column not in fields:
-            fields = {id_column: f"{stem}:{n}", **fields}
-        yield Record(fields, n, start, path)
+        # the table keeps exactly its own columns; a missing id is only Record.default_id
+        yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}")
 
 
 def read_records(path: str, fmt: str | None = None, text_field: str = "abstract", id_field: str = "id"):
@@ -213,7 +218,7 @@ def read_records(path: str, fmt: str | None = None, text_field: str = "abstract"
     if fmt == "jsonl":
         return read_jsonl(path, text_field)
     if fmt in ("csv", "tsv"):
-        return read_table(path, "," if fmt == "csv" else "\t", id_field)
+        return read_table(path, "," if fmt == "csv" else "\t")
     if fmt == "txt":
         return read_paragraphs(path, text_field)
     raise InputError(f"{path}: unknown input format {fmt!r} (known: {', '.join(FORMATS)})")

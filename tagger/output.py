@@ -54,7 +54,7 @@ class Writer:
 
     def write(self, rec, pred) -> None:
         fmt, fh = self.fmt, self.fh
-        rid = str(rec.fields.get(self.id_field, rec.n))
+        rid = rec.id(self.id_field)
         if fmt == "jsonl":
             fh.write(json.dumps(tagged_fields(rec.fields, pred), ensure_ascii=False) + "\n")
         elif fmt == "json":
@@ -79,7 +79,7 @@ class Writer:
         if self.table_format:
             row = {k: v for k, v in rec.fields.items()}
         else:
-            row = {"id": rec.fields.get(self.id_field, rec.n)}
+            row = {"id": rec.id(self.id_field)}
         row["tags"] = ";".join(pred.tags)
         row["scores"] = json.dumps(pred.scores, ensure_ascii=False)
         if self._csv is None:

@@ -65,10 +65,11 @@ def test_gzip_and_tables(tmp_path):
     assert fields(p) == [{"id": "a", "abstract": "x"}]
     t = tmp_path / "t.tsv"
     t.write_text("title\tabstract\nT\tsome text\n")
-    assert fields(t) == [{"id": "t:1", "title": "T", "abstract": "some text"}]
+    assert fields(t) == [{"title": "T", "abstract": "some text"}]
+    assert next(iter(read_records(str(t)))).id() == "t:1"
     c = tmp_path / "c.csv"
     c.write_text('abstract,x\n"a, b",1\n')
-    assert fields(c) == [{"id": "c:1", "abstract": "a, b", "x": "1"}]
+    assert fields(c) == [{"abstract": "a, b", "x": "1"}]
 
 
 @pytest.mark.parametrize("content, fmt, message", [

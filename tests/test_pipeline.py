@@ -1,0 +1,118 @@
+"""tagger as a Unix pipeline citizen: streaming, head, Ctrl-C, --jobs, CSV/TSV and gzip."""
+
+import csv
+import gzip
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT
+
+CMD = [sys.executable, "-m", "tagger"]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def rows(corpus_records, n):
+    out = []
+    while len(out) < n:
+        out.extend({"id": f"r{len(out) + i}", "title": r["title"], "abstract": r["abstract"], "extra": i}
+                   for i, r in enumerate(corpus_records[: n - len(out)]))
+    return out
+
+
+def test_output_starts_before_the_input_ends(corpus_records):
+    p = subprocess.Popen(CMD + ["label", "-", "--input-format", "jsonl", "-f", "jsonl"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    import threading
+
+    data = b"".join((json.dumps(r) + "\n").encode() for r in rows(corpus_records, 300))  # > one batch of 256
+
+    def feed():  # from a thread, so that neither pipe can fill up and block the other
+        p.stdin.write(data)
+        p.stdin.flush()
+
+    t = threading.Thread(target=feed)
+    t.start()
+    first = p.stdout.readline()  # arrives while stdin is still open
+    t.join()
+    assert json.loads(first)["id"] == "r0"
+    p.stdin.close()
+    rest = p.stdout.read().splitlines()
+    assert p.wait(timeout=60) == 0 and len(rest) == 299
+
+
+def test_head_closes_the_pipe_quietly(tmp_path, corpus_records):
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 3000)))
+    p = subprocess.Popen(CMD + ["label", str(src), "-f", "jsonl"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    head = p.stdout.readline()
+    p.stdout.close()  # what `| head -n 1` does
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 0
+    assert json.loads(head)["id"] == "r0"
+    assert err == ""
+
+
+def test_ctrl_c_exits_130_without_traceback():
+    p = subprocess.Popen(CMD + ["label", "-", "-f", "jsonl"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=ENV)
+    p.stdin.write(b"An abstract that is waiting for more input to come.\n")
+    p.stdin.flush()
+    time.sleep(1.5)  # let it start and block on stdin
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130
+    assert b"Traceback" not in err and b"KeyboardInterrupt" not in err
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "tsv"])
+def test_jobs_2_is_byte_identical_to_jobs_1(tmp_path, corpus_records, fmt):
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 1200)))
+    outs = []
+    for jobs in ("1", "2"):
+        r = subprocess.run(CMD + ["label", str(src), "-f", fmt, "--jobs", jobs], capture_output=True, env=ENV, timeout=300)
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout)
+    assert outs[0] == outs[1] and outs[0].count(b"\n") == 1200
+
+
+def test_csv_keeps_every_column_and_gz_input(tmp_path, corpus_records):
+    from click.testing import CliRunner
+
+    from tagger.cli import cli
+
+    src = tmp_path / "papers.csv.gz"
+    with gzip.open(src, "wt", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["key", "summary", "year"])
+        for i, r in enumerate(corpus_records[:5]):
+            w.writerow([f"k{i}", r["abstract"], 2020 + i])
+    res = CliRunner().invoke(cli, ["label", str(src), "--text-column", "summary", "--id-column", "key"])
+    assert res.exit_code == 0, res.output
+    out = list(csv.DictReader(io.StringIO(res.output)))
+    assert list(out[0]) == ["key", "summary", "year", "tags", "scores"]
+    assert [o["key"] for o in out] == [f"k{i}" for i in range(5)] and out[4]["year"] == "2024"
+    assert all(o["tags"] and set(json.loads(o["scores"])) == set(o["tags"].split(";")) for o in out)
+    tsv = tmp_path / "p.tsv"
+    tsv.write_text("abstract\tnote\n" + corpus_records[0]["abstract"].replace("\n", " ") + "\tkeep me\n")
+    res = CliRunner().invoke(cli, ["label", str(tsv)])
+    header, line = res.output.splitlines()
+    assert header == "abstract\tnote\ttags\tscores" and line.split("\t")[1] == "keep me"
+
+
+def test_jsonl_text_field_option(tmp_path, corpus_records):
+    from click.testing import CliRunner
+
+    from tagger.cli import cli
+
+    src = tmp_path / "x.jsonl"
+    src.write_text(json.dumps({"summary": corpus_records[0]["abstract"], "name": "t"}) + "\n")
+    res = CliRunner().invoke(cli, ["label", str(src), "--text-field", "summary", "--title-field", "name", "-f", "jsonl"])
+    assert res.exit_code == 0 and json.loads(res.output)["tags"]
