@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 from .text import Analyzer
@@ -68,12 +69,8 @@ class TfidfFeatures:
 
     def weights(self, terms: list[str]) -> dict[int, float]:
         """``{column: tf-idf weight}`` of one document's term list (unit L2 norm)."""
-        counts: dict[int, int] = {}
         index = self.index
-        for t in terms:
-            j = index.get(t)
-            if j is not None:
-                counts[j] = counts.get(j, 0) + 1
+        counts = Counter([index[t] for t in terms if t in index])
         idf = self.idf
         if self.sublinear_tf:
             w = {j: (1.0 + math.log(c)) * idf[j] for j, c in counts.items()}
@@ -84,10 +81,30 @@ class TfidfFeatures:
             w = {j: v / norm for j, v in w.items()}
         return w
 
+    def vocabulary_terms(self, text: str) -> list[str]:
+        """The terms of ``text`` that are in the vocabulary, with repeats (what :meth:`weights`
+        counts).  Equal to filtering ``analyzer()(text)``, but an n-gram is only built when
+        each of its stems occurs in some vocabulary term: no other n-gram can be a term."""
+        stems = self.analyzer().stems(text)
+        index, parts = self.index, self._parts()
+        out = [s for s in stems if s in index]
+        for n in range(2, self.ngram_max + 1):
+            for i in range(len(stems) - n + 1):
+                gram = stems[i:i + n]
+                if all(g in parts for g in gram):
+                    t = " ".join(gram)
+                    if t in index:
+                        out.append(t)
+        return out
+
+    def _parts(self) -> frozenset:
+        if getattr(self, "_parts_set", None) is None:
+            self._parts_set = frozenset(p for t in self.terms for p in t.split(" "))
+        return self._parts_set
+
     def transform_rows(self, texts) -> list[dict[int, float]]:
         """One ``{column: weight}`` dict per text: the sparse rows of the TF-IDF matrix."""
-        an = self.analyzer()
-        return [self.weights(an(t)) for t in texts]
+        return [self.weights(self.vocabulary_terms(t)) for t in texts]
 
     def transform_dense(self, texts, columns=None):
         """Dense float64 array, shape (n_texts, n_features) or (n_texts, len(columns)).

@@ -49,7 +49,7 @@ class Forest:
     def __post_init__(self):
         self.used_features = np.unique(self.feature[self.feature >= 0]).astype(np.int64)
         col = np.searchsorted(self.used_features, np.maximum(self.feature, 0))
-        self.node_col = np.where(self.feature >= 0, np.minimum(col, max(len(self.used_features) - 1, 0)), 0)
+        self.node_col = np.where(self.feature >= 0, np.minimum(col, max(len(self.used_features) - 1, 0)), 0).astype(np.intp)
         self.is_leaf = self.feature < 0
         self.n_outputs = len(self.bias)
         self._onehot = None
@@ -83,20 +83,21 @@ class Forest:
         out = np.tile(self.bias, (n, 1))
         if n == 0 or self.n_trees == 0:
             return out
-        cur = np.tile(self.roots.astype(np.int64), (n, 1))
-        rows = np.arange(n)[:, None]
+        cur = np.tile(self.roots.astype(np.intp), (n, 1))
         if X.shape[1] == 0:
             X = np.zeros((n, 1))
+        ncol = X.shape[1]
+        flat = np.ascontiguousarray(X, dtype=np.float64).ravel()
+        offset = (np.arange(n, dtype=np.intp) * ncol)[:, None]
+        any_zero_rule = bool(self.missing_zero.any() or self.missing_nan.any())
+        # a leaf points to itself, so walking max-depth levels leaves finished paths in place
         for _ in range(self._max_depth()):
-            leaf = self.is_leaf[cur]
-            if leaf.all():
-                break
-            x = X[rows, self.node_col[cur]]
+            x = flat[offset + self.node_col[cur]]
             go_left = x <= self.threshold[cur]
-            zero = self.missing_zero[cur] & (np.abs(x) <= 1e-35)
-            go_left = np.where(zero, self.default_left[cur], go_left)
-            nxt = np.where(go_left, self.left[cur], self.right[cur])
-            cur = np.where(leaf, cur, nxt)
+            if any_zero_rule:
+                zero = (self.missing_zero[cur] & (np.abs(x) <= 1e-35)) | (self.missing_nan[cur] & np.isnan(x))
+                go_left = np.where(zero, self.default_left[cur], go_left)
+            cur = np.where(go_left, self.left[cur], self.right[cur])
         leafv = self.value[cur]
         if self._onehot is None:
             self._onehot = np.zeros((self.n_trees, self.n_outputs))

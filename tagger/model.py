@@ -63,9 +63,10 @@ DEFAULT_THRESHOLD = 0.5
 #: abstention: fewer words than this is too short to judge (a title alone is ~10 words,
 #: the shortest real abstracts in the corpora ~40); see README "Abstention"
 MIN_WORDS = 20
-#: abstention: share of tokens that are common English function words; English abstracts
-#: score 0.25-0.45, German/French/Spanish ones below 0.08
-MIN_ENGLISH_SHARE = 0.12
+#: abstention: share of words that are common English function words ("the", "of", "we"...);
+#: over all 14,621 abstracts of arxiv-2025-uniform (>= 20 words) the lowest share was 9.5%
+#: (0.1% quantile 13%, median 25%), while German, French, Spanish and Italian abstracts score 0%
+MIN_ENGLISH_SHARE = 0.05
 
 
 class ModelError(TaggerError):
@@ -109,6 +110,7 @@ class Model:
         self.labels: list[str] = manifest["labels"]
         self.facets = [(f["id"], f["kind"], f["labels"]) for f in manifest["facets"]]
         self.thresholds = np.array([manifest["thresholds"][lb] for lb in self.labels])
+        self._col = {lb: j for j, lb in enumerate(self.labels)}
         self._boosters = {}
 
     # -- loading --------------------------------------------------------------------------
@@ -177,15 +179,14 @@ class Model:
         """
         import numpy as np
 
-        th = self.thresholds if thresholds is None else np.full(len(self.labels), float(thresholds))
+        th = (self.thresholds if thresholds is None else np.full(len(self.labels), float(thresholds))).tolist()
         keep = None if not facets else set(facets)
         out = []
-        for row in proba:
+        facet_cols = [(f_id, kind, [self._col[lb] for lb in labs]) for f_id, kind, labs in self.facets
+                      if keep is None or f_id in keep]
+        for row in proba.tolist():
             tags, scores = [], {}
-            for f_id, kind, labs in self.facets:
-                if keep is not None and f_id not in keep:
-                    continue
-                idx = [self.labels.index(lb) for lb in labs]
+            for f_id, kind, idx in facet_cols:
                 if kind == "exclusive":
                     best = max(idx, key=lambda j: row[j])
                     chosen = [best] if row[best] >= th[best] else []
@@ -241,6 +242,7 @@ class Model:
         return self._boosters[name]
 
 
+_ALPHA_RE = __import__("re").compile(r"[^\W\d_]+")
 _FUNCTION_WORDS = frozenset("the of and to in a is that for we with on are this by as an be from our which it can these".split())
 
 
@@ -248,14 +250,13 @@ def abstain_reason(text: str, min_words: int = MIN_WORDS, stop_words=()) -> str 
     """Why a text should not be tagged, or None.
 
     Two cheap tests: fewer than ``min_words`` whitespace-separated words ("too short"), and a
-    share of common English function words (the 25 most frequent in arXiv abstracts) below
-    ``MIN_ENGLISH_SHARE`` among its alphabetic words ("not English").
+    share of common English function words (25 of the most frequent in arXiv abstracts) below
+    ``MIN_ENGLISH_SHARE`` among its words (runs of letters) ("not English").
     """
-    words = text.split()
-    if len(words) < min_words:
-        return f"too short to judge: {len(words)} words, fewer than {min_words}"
-    alpha = [w.strip(".,;:()[]\"'").lower() for w in words]
-    alpha = [w for w in alpha if w.isalpha()]
+    n_words = len(text.split())
+    if n_words < min_words:
+        return f"too short to judge: {n_words} words, fewer than {min_words}"
+    alpha = _ALPHA_RE.findall(text.lower())
     if not alpha:
         return "not English: no words"
     share = sum(w in _FUNCTION_WORDS for w in alpha) / len(alpha)

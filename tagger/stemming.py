@@ -2,7 +2,9 @@
 
 Training stems with nltk's Snowball (English) stemmer.  Importing ``nltk.stem.snowball``
 imports all of nltk (about 1.3 s, ``../shared/perf-notes.md``), so ``tagger label`` uses the
-``snowballstemmer`` package (the Snowball project's own Python port, ~2 ms import) instead.
+``snowballstemmer`` package (the Snowball project's own Python port, ~2 ms import) instead,
+which runs the Snowball project's C code through PyStemmer when that is installed (it is a
+dependency: stemming new words in pure Python took a third of ``tagger label``'s time).
 The two agree on all but a few dozen of ~66,000 arXiv word types (nltk keeps ``-ize``/``-ate``
 after ``-ization``/``-ational``: ``quantization`` -> ``quantize``, not ``quantiz``), so training
 records every token of its corpus on which they differ (:func:`stem_exceptions`) in the model,

@@ -105,6 +105,7 @@ def fold(text: str) -> str:
 # a token is a run of letters and digits that contains a letter ("3d", "gpt4", "bert");
 # pure numbers, single letters and punctuation carry no label evidence here.
 _TOKEN_RE = re.compile(r"[a-z0-9]*[a-z][a-z0-9]*")
+_MISSING = object()
 
 
 def word_count(text: str) -> int:
@@ -137,21 +138,35 @@ class Analyzer:
         self.ngram_max = ngram_max
         self._cache: dict[str, str] = {}
 
+    def _stem_new(self, tok: str):
+        """Stem of a token not seen before (None for stop words and one-letter tokens), cached."""
+        s = None if len(tok) < 2 or tok in self.stop_words else (self.stem(tok) if self.stem else tok)
+        if len(self._cache) < 500_000:
+            self._cache[tok] = s
+        return s
+
     def tokens(self, text: str) -> list[tuple[str, str]]:
-        """``(surface form, stem)`` of each kept token of ``text``, in text order."""
-        norm = normalize(text)
+        """``(token, stem)`` of each kept token of ``text``, in text order (for explanations)."""
+        get, new = self._cache.get, self._stem_new
         out = []
-        cache, stem, stop = self._cache, self.stem, self.stop_words
-        for m in _TOKEN_RE.finditer(fold(norm)):
-            tok = m.group()
-            if len(tok) < 2 or tok in stop:
-                continue
-            s = cache.get(tok)
-            if s is None:
-                s = stem(tok) if stem else tok
-                if len(cache) < 200_000:
-                    cache[tok] = s
-            out.append((tok, s))
+        for tok in _TOKEN_RE.findall(fold(normalize(text))):
+            s = get(tok, _MISSING)
+            if s is _MISSING:
+                s = new(tok)
+            if s is not None:
+                out.append((tok, s))
+        return out
+
+    def stems(self, text: str) -> list[str]:
+        """The stems of the kept tokens of ``text``, in order (the hot path of labelling)."""
+        get, new = self._cache.get, self._stem_new
+        out = []
+        for tok in _TOKEN_RE.findall(fold(normalize(text))):
+            s = get(tok, _MISSING)
+            if s is _MISSING:
+                s = new(tok)
+            if s is not None:
+                out.append(s)
         return out
 
     def terms_from_stems(self, stems: list[str]) -> list[str]:
@@ -162,7 +177,7 @@ class Analyzer:
         return terms
 
     def __call__(self, text: str) -> list[str]:
-        return self.terms_from_stems([s for _, s in self.tokens(text)])
+        return self.terms_from_stems(self.stems(text))
 
 
 def document_text(record: dict, text_field: str = "abstract", title_field: str = "title") -> str:
