@@ -177,12 +177,12 @@ def read_table(path: str, delimiter: str):
     """Records from CSV/TSV with a header row; values stay strings, column order kept."""
     stem = source_stem(path)
     lines = open_lines(path)
-    numbers = []
+    numbers = [0]  # the last line number read (a quoted field may span several lines)
 
     def text_lines():
         for lineno, line in lines:
-            numbers.append(lineno)
-            yield line
+            numbers[0] = lineno
+            yield line + "\n"
 
     reader = csv.reader(text_lines(), delimiter=delimiter)
     try:
@@ -196,13 +196,13 @@ def read_table(path: str, delimiter: str):
         raise InputError(f"{path}:1: duplicate column name(s) in the header: {', '.join(dup)}")
     n = 0
     while True:
-        start = (numbers[-1] + 1) if numbers else 2
+        start = numbers[0] + 1
         try:
             row = next(reader)
         except StopIteration:
             break
         except csv.Error as e:
-            raise InputError(f"{path}:{numbers[-1] if numbers else start}: malformed row ({e})") from None
+            raise InputError(f"{path}:{numbers[0]}: malformed row ({e})") from None
         if not row or all(not c.strip() for c in row):
             continue
         n += 1

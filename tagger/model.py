@@ -486,8 +486,10 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     forest = flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
                               fm.n_outputs, fm.bias)
     manifest = _layout_manifest(fm, taxonomy, thresholds)
-    versions = {}
-    for pkg in ("tagger", "lightgbm", "scikit-learn", "nltk", "numpy", "snowballstemmer"):
+    from . import __version__
+
+    versions = {"tagger": __version__}
+    for pkg in ("lightgbm", "scikit-learn", "nltk", "numpy", "snowballstemmer"):
         try:
             versions[pkg] = md.version(pkg)
         except md.PackageNotFoundError:

@@ -146,7 +146,7 @@ class Analyzer:
         return s
 
     def tokens(self, text: str) -> list[tuple[str, str]]:
-        """``(token, stem)`` of each kept token of ``text``, in text order (for explanations)."""
+        """``(token, stem)`` of each kept token of ``text``, in text order."""
         get, new = self._cache.get, self._stem_new
         out = []
         for tok in _TOKEN_RE.findall(fold(normalize(text))):
@@ -158,16 +158,8 @@ class Analyzer:
         return out
 
     def stems(self, text: str) -> list[str]:
-        """The stems of the kept tokens of ``text``, in order (the hot path of labelling)."""
-        get, new = self._cache.get, self._stem_new
-        out = []
-        for tok in _TOKEN_RE.findall(fold(normalize(text))):
-            s = get(tok, _MISSING)
-            if s is _MISSING:
-                s = new(tok)
-            if s is not None:
-                out.append(s)
-        return out
+        """The stems of the kept tokens of ``text``, in order."""
+        return [s for _, s in self.tokens(text)]
 
     def terms_from_stems(self, stems: list[str]) -> list[str]:
         """Unigrams then n-grams up to ``ngram_max`` of a stem sequence."""

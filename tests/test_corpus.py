@@ -68,8 +68,9 @@ def test_gzip_and_tables(tmp_path):
     assert fields(t) == [{"title": "T", "abstract": "some text"}]
     assert next(iter(read_records(str(t)))).id() == "t:1"
     c = tmp_path / "c.csv"
-    c.write_text('abstract,x\n"a, b",1\n')
-    assert fields(c) == [{"abstract": "a, b", "x": "1"}]
+    c.write_text('abstract,x\n"a, b",1\n"two\nlines",2\n')
+    assert fields(c) == [{"abstract": "a, b", "x": "1"}, {"abstract": "two\nlines", "x": "2"}]
+    assert [r.line for r in read_records(str(c))] == [2, 3]
 
 
 @pytest.mark.parametrize("content, fmt, message", [
