@@ -1,8 +1,9 @@
 """Explanations: which n-grams of an abstract raised each of its tags' scores.
 
-For a tag, LightGBM's per-feature contributions (``Booster.predict(..., pred_contrib=True)``,
-TreeSHAP: Lundberg et al. 2020, "From local explanations to global understanding with
-explainable AI for trees") of the abstract's TF-IDF row are ranked; the features with the
+For a tag, the contribution of each feature of the abstract's TF-IDF row to the tag's raw
+score is the sum of the linear base's term ``w_j * x_j`` and the trees' share from LightGBM
+(``Booster.predict(..., pred_contrib=True)``, TreeSHAP: Lundberg et al. 2020, "From local
+explanations to global understanding with explainable AI for trees").  The features with the
 largest positive contribution that occur in the abstract are mapped back from stemmed terms
 to the words as they appear in the text.  Importing lightgbm costs ~0.3-1 s, so only
 ``--explain`` pays it.
@@ -63,6 +64,12 @@ def explain_batch(model, text: str, tags: list[str], top: int = 3) -> dict[str, 
             labs = next(labs for f, _, labs in model.facets if f == facet)
             k = 1 + labs.index(tag)
             contrib = contrib[k * n_feat:(k + 1) * n_feat]
+        out_col = model.manifest["binary_outputs"].get(tag)
+        if model.linear is not None and out_col is not None:
+            W = model.linear[0]
+            contrib = contrib.copy()
+            for j in present:
+                contrib[j] += W[out_col, j] * X[0, j]
         ranked = sorted((j for j in present if contrib[j] > 0), key=lambda j: -contrib[j])[:top]
         out[tag] = [[forms.get(feats.terms[j], feats.terms[j]), round(float(contrib[j]), 3)] for j in ranked]
     return out

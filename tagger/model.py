@@ -55,6 +55,15 @@ LGBM_PARAMS = {
     "verbose": -1,
 }
 NUM_ROUNDS = 60
+#: Each binary label's trees boost from a linear base: an L2 logistic regression on the same
+#: TF-IDF row (C=10), whose log-odds are the boosters' ``init_score``.  During training the
+#: init score of every example is the out-of-fold log-odds of LINEAR_FOLDS regressions fitted
+#: without it, so the trees learn what the linear model gets wrong on unseen text, not its
+#: training fit.  The prediction is ``linear log-odds + trees``.  Cross-validated on the
+#: corpus this raised micro-F1 from 0.802 to 0.814 and macro-F1 from 0.695 to 0.724 over
+#: trees alone (and beat the regression alone, 0.798 / 0.696): fixtures/README.md.
+LINEAR_C = 10.0
+LINEAR_FOLDS = 5
 #: folds of the out-of-fold pass that tunes thresholds in ``tagger train``
 THRESHOLD_FOLDS = 5
 #: a label's tuned threshold is shrunk toward its facet's: weight n_pos / (n_pos + SHRINK_K)
@@ -100,13 +109,15 @@ class Model:
     ``facets`` is [(facet id, kind, [label ids])]; ``thresholds`` is a float array (L,).
     """
 
-    def __init__(self, path, manifest: dict, features: TfidfFeatures, forest):
+    def __init__(self, path, manifest: dict, features: TfidfFeatures, forest, linear=None):
         import numpy as np
 
         self.path = Path(path)
         self.manifest = manifest
         self.features = features
         self.forest = forest
+        #: (W, b): the linear base, W (n_outputs, n_features) and b (n_outputs,) float64, or None
+        self.linear = linear
         self.labels: list[str] = manifest["labels"]
         self.facets = [(f["id"], f["kind"], f["labels"]) for f in manifest["facets"]]
         self.thresholds = np.array([manifest["thresholds"][lb] for lb in self.labels])
@@ -136,9 +147,10 @@ class Model:
         try:
             features = TfidfFeatures.from_json(json.loads((path / "features.json").read_text(encoding="utf-8")))
             forest = Forest.load(path / "trees.npz")
+            linear = load_linear(path / "linear.npz") if (path / "linear.npz").exists() else None
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise ModelError(f"{path}: damaged model files ({e}); retrain with `tagger train`") from None
-        return cls(path, manifest, features, forest)
+        return cls(path, manifest, features, forest, linear)
 
     # -- scoring --------------------------------------------------------------------------
     def predict_proba(self, texts) -> "np.ndarray":
@@ -147,11 +159,16 @@ class Model:
         Binary labels: sigmoid of the booster's raw score.  Exclusive facets: softmax over the
         facet's classes (its labels plus "none"), each label's column its class probability.
         """
-        import numpy as np
+        return self._link(self.raw_scores(texts))
 
-        X = self.features.transform_dense(texts, self.forest.used_features)
-        raw = self.forest.raw_scores(X)
-        return self._link(raw)
+    def raw_scores(self, texts) -> "np.ndarray":
+        """Raw scores (log-odds; logits for exclusive facets), shape (n_texts, n_outputs):
+        the linear base plus the trees."""
+        if self.linear is None:
+            return self.forest.raw_scores(self.features.transform_dense(texts, self.forest.used_features))
+        X = self.features.transform_dense(texts)
+        W, b = self.linear
+        return X @ W.T + b + self.forest.raw_scores(X[:, self.forest.used_features])
 
     def _link(self, raw):
         import numpy as np
@@ -294,14 +311,37 @@ class FittedModel:
     booster_outputs: dict  # booster file stem -> raw columns of its classes
     bias: list
     n_outputs: int
+    linear: tuple = None  # (W (n_outputs, n_features), b (n_outputs,)): the linear base
 
 
-def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_params=None) -> FittedModel:
+def _linear_base(X, y, folds, C=LINEAR_C):
+    """Out-of-fold log-odds (n,) of L2 logistic regressions on ``X``, and the (w, b) of one
+    fitted on all rows.  A label constant within a training part gets its prior log-odds."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    def fit_lr(Xa, ya):
+        if ya.min() == ya.max():
+            return np.zeros(X.shape[1]), (8.0 if ya[0] else -8.0)
+        lr = LogisticRegression(C=C, solver="liblinear", max_iter=2000).fit(Xa, ya)
+        return lr.coef_[0].astype(np.float64), float(lr.intercept_[0])
+
+    oof = np.zeros(X.shape[0])
+    for a, b in folds:
+        w, b0 = fit_lr(X[a], y[a])
+        oof[b] = X[b] @ w + b0
+    w, b0 = fit_lr(X, y)
+    return oof, w, b0
+
+
+def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_params=None,
+        linear=True) -> FittedModel:
     """Fit TF-IDF and the boosters on ``texts`` (list of str) and ``Y`` (n, L) int.
 
     Binary boosters per label of a multi-label facet; one multiclass booster (classes: none,
     then the facet's labels) per exclusive facet.  A label with no positive example gets no
-    booster and a constant raw score of -30 (probability ~1e-13).
+    booster and a constant raw score of -30 (probability ~1e-13).  ``linear`` (default True)
+    gives every binary label's trees the logistic-regression base of :data:`LINEAR_C`.
     """
     import lightgbm as lgb
     import numpy as np
@@ -310,8 +350,11 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
 
     p = {**LGBM_PARAMS, **(params or {})}
     feats, X = fit_tfidf(texts, tfidf_params)
-    X = X.astype(np.float64)
+    X = X.astype(np.float64).tocsr()
     labels = taxonomy.label_ids
+    inner = stratified_folds(Y, LINEAR_FOLDS, seed=1) if linear and len(texts) >= 2 * LINEAR_FOLDS else None
+    n_out = len(labels) + sum(1 for f in taxonomy.facets if f.kind == "exclusive")
+    W, b_lin = np.zeros((n_out, X.shape[1])), np.zeros(n_out)
     # one binned Dataset serves every booster: binning does not depend on the label
     ds_params = {"verbose": -1, "min_data_in_leaf": p["min_data_in_leaf"],
                  "min_sum_hessian_in_leaf": p["min_sum_hessian_in_leaf"], "max_bin": p["max_bin"]}
@@ -330,6 +373,7 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
                 bias[outs[0]] = 30.0  # nothing to learn: always "none"
                 continue
             ds.set_label(y.astype(np.float64))
+            ds.set_init_score(None)
             b = lgb.train({**p, "objective": "multiclass", "num_class": len(outs)}, ds, num_boost_round=num_rounds)
             boosters[facet.id] = b
             booster_outputs[facet.id] = outs
@@ -343,11 +387,18 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
                     bias[out] = -30.0 if y.sum() == 0 else 30.0
                     continue
                 ds.set_label(y)
+                if inner is not None:
+                    oof, W[out], b_lin[out] = _linear_base(X, y, inner)
+                    ds.set_init_score(oof)
+                else:
+                    ds.set_init_score(None)
                 b = lgb.train({**p, "objective": "binary"}, ds, num_boost_round=num_rounds)
                 stem = lb.id.replace(":", "__")
                 boosters[stem] = b
                 booster_outputs[stem] = [out]
-    return FittedModel(feats, boosters, binary_outputs, exclusive_outputs, booster_outputs, bias, len(bias))
+    assert len(bias) == n_out
+    return FittedModel(feats, boosters, binary_outputs, exclusive_outputs, booster_outputs, bias, len(bias),
+                       (W, b_lin) if inner is not None else None)
 
 
 def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
@@ -357,7 +408,7 @@ def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
     forest = flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
                               fm.n_outputs, fm.bias)
     manifest = _layout_manifest(fm, taxonomy)
-    m = Model(".", manifest, fm.features, forest)
+    m = Model(".", manifest, fm.features, forest, fm.linear)
     return m.predict_proba(texts)
 
 
@@ -503,7 +554,8 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
         "facet_thresholds": facet_th,
         "parameters": {"lightgbm": {**LGBM_PARAMS, **(params or {})}, "num_rounds": num_rounds,
                        "tfidf": {**__import__("tagger.features", fromlist=["x"]).DEFAULT_TFIDF, **(tfidf_params or {})},
-                       "threshold_folds": threshold_folds, "shrink_k": SHRINK_K},
+                       "threshold_folds": threshold_folds, "shrink_k": SHRINK_K,
+                       "linear_base": {"C": LINEAR_C, "folds": LINEAR_FOLDS, "solver": "liblinear", "penalty": "l2"}},
         "n_features": fm.features.n_features,
         "n_trees": int(forest.n_trees),
         "figures": figures,
@@ -512,6 +564,22 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     })
     write_model_dir(out_dir, manifest, fm, forest)
     return manifest
+
+
+def save_linear(path, W, b) -> None:
+    """Write the linear base as ``linear.npz`` (plain arrays, float64)."""
+    import numpy as np
+
+    with open(path, "wb") as fh:
+        np.savez_compressed(fh, W=W, b=b)
+
+
+def load_linear(path):
+    """``(W, b)`` from ``linear.npz``, loaded without pickle."""
+    import numpy as np
+
+    with np.load(path, allow_pickle=False) as z:
+        return z["W"], z["b"]
 
 
 def write_model_dir(out_dir, manifest: dict, fm: FittedModel, forest) -> None:
@@ -533,6 +601,8 @@ def write_model_dir(out_dir, manifest: dict, fm: FittedModel, forest) -> None:
         with open(tmp / "features.json", "w", encoding="utf-8") as fh:
             dump_json(fm.features.to_json(), fh)
         forest.save(tmp / "trees.npz")
+        if fm.linear is not None:
+            save_linear(tmp / "linear.npz", *fm.linear)
         with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, ensure_ascii=False, indent=1, sort_keys=True)
             fh.write("\n")
