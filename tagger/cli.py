@@ -45,7 +45,7 @@ def cli():
 
     \b
     tagger label abstracts.txt            tag paragraphs of a text file
-    tagger label - < day.jsonl > out.jsonl tag a stream of JSON Lines
+    tagger label --input-format jsonl - < day.jsonl > out.jsonl
     tagger filter 'modality:image and not method:cnn' day.jsonl
     tagger bib refs.bib                   write tags into a .bib file's keywords
     tagger train                          retrain from the hand-tagged corpus
@@ -79,7 +79,7 @@ def _io_options(fn):
         click.option("--input-format", type=click.Choice(["txt", "jsonl", "csv", "tsv"]),
                      help="Input format where the file extension does not tell (stdin: txt)."),
         click.option("--format", "-f", "out_format", type=click.Choice(["text", "jsonl", "json", "tsv", "csv", "pairs"]),
-                     help="Output format [default: text on a terminal, else jsonl (csv/tsv for table input)]."),
+                     help="Output format [default: from -o's extension, else text on a terminal, else jsonl (csv/tsv for table input)]."),
         click.option("--output", "-o", metavar="FILE", help="Write here (atomically: renamed into place on success)."),
         click.option("--text-field", "--text-column", "text_field", default="abstract", show_default=True,
                      help="Field (JSONL) or column (CSV/TSV) holding the abstract."),
@@ -123,6 +123,11 @@ class _Inputs:
 def _default_format(out_format, inputs, output):
     if out_format:
         return out_format
+    if output and output != "-":
+        ext = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".tsv": "tsv", ".csv": "csv", ".txt": "text"}
+        fmt = ext.get(os.path.splitext(output)[1].lower())
+        if fmt:
+            return fmt
     if inputs.table_format:
         return inputs.table_format
     return "text" if output is None and sys.stdout.isatty() else "jsonl"
@@ -140,19 +145,38 @@ class _AtomicOutput:
             return self.fh
         import tempfile
 
+        if os.path.isdir(self.path):
+            raise TaggerError(f"{self.path}: is a directory; -o needs a file name")
         d = os.path.dirname(os.path.abspath(self.path))
-        fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".", suffix=".tmp", dir=d)
+        if not os.path.isdir(d):
+            raise TaggerError(f"{self.path}: no such directory: {d}")
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".", suffix=".tmp", dir=d)
+        except OSError as e:
+            raise TaggerError(f"{self.path}: cannot write here: {e.strerror}") from None
+        # mkstemp makes 0600: give the file the mode it had, or what the umask allows
+        try:
+            mode = os.stat(self.path).st_mode & 0o7777
+        except OSError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(self.tmp, mode)
         self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
         return self.fh
 
     def __exit__(self, exc_type, exc, tb):
         if self.tmp is None:
             return False
-        self.fh.close()
-        if exc_type is None:
-            os.replace(self.tmp, self.path)
-        else:
-            os.unlink(self.tmp)
+        try:
+            self.fh.close()
+            if exc_type is None:
+                os.replace(self.tmp, self.path)
+        except OSError as e:
+            raise TaggerError(f"{self.path}: cannot write: {e.strerror}") from None
+        finally:
+            if os.path.exists(self.tmp):
+                os.unlink(self.tmp)
         return False
 
 
@@ -247,7 +271,7 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
 
     \b
     EXPR: label ids and facet wildcards (method:*), and/or/not, parentheses.
-    Records that carry tags are trusted (unless --retag); others are tagged on the fly.
+    Records that carry tags are trusted (unless --retag or --threshold); others are tagged on the fly.
     Exit 0 if any record was kept, 1 if none, 2 on error (as grep).
     """
     from .labeling import trusted_or_tagged
@@ -264,13 +288,15 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
         skipped.append(msg)
         click.echo(f"tagger: warning: {msg}", err=True)
 
-    stream = trusted_or_tagged(inputs.records(), lambda: model, retag=retag, need_scores=min_score is not None,
+    # a threshold of one's own only means something for records tagged now
+    stream = trusted_or_tagged(inputs.records(), lambda: model, retag=retag or opts["threshold"] is not None,
+                               need_scores=min_score is not None,
                                text_field=opts["text_field"], title_field=opts["title_field"],
                                thresholds=opts["threshold"], min_words=opts["min_words"],
                                on_error=opts["on_error"], warn=warn, jobs=opts["jobs"])
     kept = 0
     try:
-        with _AtomicOutput(None if count else opts["output"]) as fh:
+        with _AtomicOutput(opts["output"]) as fh:
             writer = Writer(fh, fmt, model.facets, inputs.table_format, opts["id_field"])
             try:
                 for rec, pred in stream:
@@ -329,6 +355,13 @@ def train(corpus, taxonomy, out, folds, rounds):
         raise TaggerError(f"{problems[0]} (and {len(problems) - 1} more problems; see `tagger corpus check {corpus}`)"
                           if len(problems) > 1 else problems[0])
     records = load_corpus(corpus)
+    if len(records) < 10:
+        raise TaggerError(f"{corpus}: {len(records)} examples; training needs at least 10 hand-tagged abstracts")
+    if folds > len(records) // 2:
+        raise TaggerError(f"--folds {folds} is too many for {len(records)} examples (at most {len(records) // 2})")
+    from .model import check_out_dir
+
+    check_out_dir(out)
     bar, update = _progress("out-of-fold pass")
     try:
         manifest = train_model(records, tax, out, num_rounds=rounds or NUM_ROUNDS, threshold_folds=folds, progress=update)
@@ -360,18 +393,23 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, mode
 
     from .corpus import check_corpus, load_corpus
     from .evaluation import cross_validate, evaluate_model, format_report, model_card, write_per_label
-    from .resources import model_dir, taxonomy_path
-    from .taxonomy import load_taxonomy
+    from .model import Model
+    from .resources import model_dir, taxonomy_chosen, taxonomy_path
+    from .taxonomy import from_model_manifest, load_taxonomy
 
-    tax = load_taxonomy(taxonomy_path(taxonomy))
+    if test_file and not taxonomy_chosen(taxonomy):  # score a model by the labels it was trained on
+        trained = Model.load(model_dir(model))
+        tax = from_model_manifest(trained.manifest)
+    else:
+        tax = load_taxonomy(taxonomy_path(taxonomy))
+    if card:
+        Model.load(card, tax)  # fail now, not after the cross-validation
     path = test_file or corpus
     problems = check_corpus(path, tax)
     if problems:
         raise TaggerError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     records = load_corpus(path)
     if test_file:
-        from .model import Model
-
         result = evaluate_model(Model.load(model_dir(model), tax), records, tax)
     else:
         bar, update = _progress(f"{folds}-fold cross-validation")
@@ -389,8 +427,6 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, mode
         write_per_label(per_label, result["tagger"]["per_label"])
     if card:
         from pathlib import Path
-
-        from .model import Model
 
         m = Model.load(card, tax)
         text = model_card(m.manifest, result, tax)

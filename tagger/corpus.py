@@ -43,6 +43,7 @@ class Record:
     line: int
     source: str
     default_id: str = ""
+    error: str | None = None  # why this line is not a record (then ``fields`` is empty)
 
     def id(self, id_field: str = "id") -> str:
         """The record's id: its ``id_field`` value, else ``<file stem>:<n>``."""
@@ -155,8 +156,12 @@ def read_paragraphs(path: str, text_field: str = "abstract"):
             yield rec
 
 
-def read_jsonl(path: str, text_field: str = "abstract"):
-    """Records from JSON Lines: each non-blank line one JSON object."""
+def read_jsonl(path: str, text_field: str = "abstract", lenient: bool = False):
+    """Records from JSON Lines: each non-blank line one JSON object.
+
+    A line that is not a JSON object raises :class:`InputError`, or with ``lenient`` comes out
+    as a :class:`Record` whose ``error`` says why (so ``--on-error skip`` can skip it).
+    """
     stem = source_stem(path)
     n = 0
     for lineno, line in open_lines(path):
@@ -165,10 +170,14 @@ def read_jsonl(path: str, text_field: str = "abstract"):
         n += 1
         try:
             obj = json.loads(line)
+            error = None if isinstance(obj, dict) else f"expected a JSON object, found {type(obj).__name__}"
         except json.JSONDecodeError as e:
-            raise InputError(f"{path}:{lineno}: invalid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise InputError(f"{path}:{lineno}: expected a JSON object, found {type(obj).__name__}")
+            error = f"invalid JSON ({e.msg} at column {e.colno})"
+        if error:
+            if not lenient:
+                raise InputError(f"{path}:{lineno}: {error}")
+            yield Record({}, n, lineno, path, f"{stem}:{n}", error)
+            continue
         obj.setdefault("id", f"{stem}:{n}")
         yield Record(obj, n, lineno, path)
 
@@ -216,7 +225,7 @@ def read_records(path: str, fmt: str | None = None, text_field: str = "abstract"
     """Stream :class:`Record` s from ``path`` in format ``fmt`` (detected when None)."""
     fmt = detect_format(path, fmt)
     if fmt == "jsonl":
-        return read_jsonl(path, text_field)
+        return read_jsonl(path, text_field, lenient=True)
     if fmt in ("csv", "tsv"):
         return read_table(path, "," if fmt == "csv" else "\t")
     if fmt == "txt":
@@ -225,7 +234,9 @@ def read_records(path: str, fmt: str | None = None, text_field: str = "abstract"
 
 
 def record_text_error(rec: Record, text_field: str) -> str | None:
-    """Why ``rec`` cannot be tagged (missing or non-string text field), or None."""
+    """Why ``rec`` cannot be tagged (not a record, missing or non-string text field), or None."""
+    if rec.error:
+        return rec.error
     v = rec.fields.get(text_field)
     if v is None:
         return f"record {rec.n} has no {text_field!r} field"

@@ -57,9 +57,13 @@ def explain_batch(model, text: str, tags: list[str], top: int = 3) -> dict[str, 
     for tag in tags:
         booster = model.booster(tag)
         contrib = booster.predict(X, pred_contrib=True)  # sparse in, sparse out
+        if isinstance(contrib, list):  # multiclass with sparse input: one matrix per class
+            facet = tag.split(":", 1)[0]
+            labs = next(labs for f, _, labs in model.facets if f == facet)
+            contrib = contrib[1 + labs.index(tag)]  # class 0 is "none of the facet's labels"
         contrib = (contrib.toarray() if hasattr(contrib, "toarray") else np.asarray(contrib))[0]
         n_feat = feats.n_features + 1
-        if contrib.shape[0] > n_feat:  # multiclass: class blocks of n_features + 1
+        if contrib.shape[0] > n_feat:  # multiclass, dense layout: class blocks of n_features + 1
             facet = tag.split(":", 1)[0]
             labs = next(labs for f, _, labs in model.facets if f == facet)
             k = 1 + labs.index(tag)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import zipfile
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -148,7 +149,7 @@ class Model:
             features = TfidfFeatures.from_json(json.loads((path / "features.json").read_text(encoding="utf-8")))
             forest = Forest.load(path / "trees.npz")
             linear = load_linear(path / "linear.npz") if (path / "linear.npz").exists() else None
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as e:
             raise ModelError(f"{path}: damaged model files ({e}); retrain with `tagger train`") from None
         return cls(path, manifest, features, forest, linear)
 
@@ -582,6 +583,21 @@ def load_linear(path):
         return z["W"], z["b"]
 
 
+def check_out_dir(out_dir) -> None:
+    """Raise :class:`ModelError` unless ``out_dir`` may be (re)written by training: absent, an
+    empty directory, or an existing model directory (it has a ``manifest.json``).  Nothing
+    else is ever replaced, so a mistyped ``--out`` cannot delete a user's files."""
+    out = Path(out_dir)
+    if out.resolve() == Path.cwd().resolve() or out.resolve() in Path.cwd().resolve().parents:
+        raise ModelError(f"{out_dir}: cannot replace the current directory or one above it; name a model directory")
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise ModelError(f"{out_dir}: exists and is not a directory; choose another --out")
+    if not (out / "manifest.json").is_file() and any(out.iterdir()):
+        raise ModelError(f"{out_dir}: exists, is not empty and is not a tagger model directory; choose another --out")
+
+
 def write_model_dir(out_dir, manifest: dict, fm: FittedModel, forest) -> None:
     """Write all model files into a temporary sibling of ``out_dir``, then swap it in.
 
@@ -589,6 +605,7 @@ def write_model_dir(out_dir, manifest: dict, fm: FittedModel, forest) -> None:
     ``tagger evaluate --card``) are carried over from the old directory.
     """
     out = Path(out_dir)
+    check_out_dir(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     umask = os.umask(0)

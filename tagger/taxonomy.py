@@ -250,3 +250,13 @@ def format_tree(tax: Taxonomy, descriptions: bool = True) -> str:
         for lb in f.labels:
             lines.append(f"  {lb.id}" + (f"  {lb.description}" if descriptions and lb.description else ""))
     return "\n".join(lines) + "\n"
+
+
+def from_model_manifest(manifest: dict) -> Taxonomy:
+    """The facets and labels a model was trained on, as a :class:`Taxonomy` without
+    descriptions (for evaluating a model whose taxonomy file is not at hand)."""
+    facets = tuple(Facet(id=f["id"], name=f["id"], kind=f["kind"], description="",
+                         labels=tuple(Label(id=lb, facet=f["id"], name=lb.split(":", 1)[1], description="")
+                                      for lb in f["labels"]))
+                   for f in manifest["facets"])
+    return Taxonomy(name=manifest.get("taxonomy_name", "model"), facets=facets, path="(model manifest)")

@@ -224,3 +224,64 @@ def test_filter_tags_untagged_records_on_the_fly(tmp_path):
     q = write_jsonl(tmp_path / "q.jsonl", [{"id": "a", "abstract": ABSTRACT, "tags": []}])
     assert run("filter", "method:fine-tuning", str(q)).exit_code == 1
     assert run("filter", "--retag", "method:fine-tuning", str(q)).exit_code == 0
+
+
+def test_train_never_replaces_what_is_not_a_model(tmp_path, monkeypatch):
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep")
+    (tmp_path / "afile").write_text("keep")
+    for out in (str(precious), str(tmp_path / "afile"), "."):
+        monkeypatch.chdir(tmp_path)
+        r = run("train", "--corpus", str(ROOT / "fixtures" / "corpus.jsonl"), "--out", out)
+        assert r.exit_code == 2 and "tagger: error:" in r.output, r.output
+    assert (precious / "notes.txt").read_text() == "keep" and (tmp_path / "afile").read_text() == "keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "precious"]
+
+
+def test_output_file_mode_and_bad_targets(tmp_path):
+    good = write_jsonl(tmp_path / "g.jsonl", [{"abstract": ABSTRACT}])
+    old = os.umask(0o022)
+    try:
+        assert run("label", str(good), "-o", str(tmp_path / "o.jsonl")).exit_code == 0
+    finally:
+        os.umask(old)
+    assert (tmp_path / "o.jsonl").stat().st_mode & 0o777 == 0o644
+    os.chmod(tmp_path / "o.jsonl", 0o640)
+    assert run("label", str(good), "-o", str(tmp_path / "o.jsonl")).exit_code == 0
+    assert (tmp_path / "o.jsonl").stat().st_mode & 0o777 == 0o640
+    r = run("label", str(good), "-o", str(tmp_path))
+    assert r.exit_code == 2 and "is a directory" in r.output
+    r = run("label", str(good), "-o", str(tmp_path / "missing" / "x.jsonl"))
+    assert r.exit_code == 2 and "no such directory" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g.jsonl", "o.jsonl"]
+    assert run("label", str(good), "-o", str(tmp_path / "o.csv")).exit_code == 0
+    assert (tmp_path / "o.csv").read_text().startswith("id,tags,scores\n")
+
+
+def test_on_error_skip_skips_lines_that_are_not_records(tmp_path):
+    p = tmp_path / "b.jsonl"
+    p.write_text(json.dumps({"id": "ok", "abstract": ABSTRACT}) + "\n{bad\n[1, 2]\n")
+    r = run("label", str(p), "-f", "tsv", "--on-error", "skip")
+    assert r.exit_code == 0 and r.output.count("skipped") >= 2
+    assert "b.jsonl:2: invalid JSON" in r.output and "b.jsonl:3: expected a JSON object, found list" in r.output
+
+
+def test_explain_and_evaluate_with_an_exclusive_facet_model(tmp_path):
+    from test_model import test_a_different_taxonomy_trains_and_predicts
+
+    test_a_different_taxonomy_trains_and_predicts(tmp_path)  # trains tmp_path/mini
+    vision = "We segment images and photos with a convolutional network on pixels " * 3
+    p = write_jsonl(tmp_path / "v.jsonl", [{"id": "v", "abstract": vision, "labels": ["topic:vision"], "annotator": "me"}])
+    r = run("label", str(p), "--model", str(tmp_path / "mini"), "--explain", "-f", "jsonl", "--min-words", "0")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["tags"][0] == "topic:vision" and out["explanations"]["topic:vision"]
+    r = run("evaluate", "--test", str(p), "--model", str(tmp_path / "mini"))
+    assert r.exit_code == 0 and "F1 score (microavg)" in r.output
+
+
+def test_filter_threshold_retags(tmp_path):
+    p = write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "abstract": ABSTRACT, "tags": ["method:cnn"], "scores": {"method:cnn": 1.0}}])
+    assert run("filter", "method:cnn", str(p), "-c").output == "1\n"
+    assert run("filter", "method:cnn", str(p), "-c", "--threshold", "0.5").output == "0\n"

@@ -4,8 +4,8 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tagger.corpus import (InputError, check_corpus, detect_format, is_heading, read_records,
-                           source_stem)
+from tagger.corpus import (InputError, check_corpus, detect_format, is_heading, read_jsonl,
+                           read_records, source_stem)
 
 from conftest import CORPUS, EXAMPLES, write_jsonl
 
@@ -84,8 +84,17 @@ def test_bad_input_names_file_and_line(tmp_path, content, fmt, message):
     p = tmp_path / f"bad.{fmt}"
     p.write_bytes(content)
     with pytest.raises(InputError) as e:
-        fields(p)
+        list(read_jsonl(str(p))) if fmt == "jsonl" else fields(p)
     assert str(e.value).startswith(str(p)) and message in str(e.value)
+
+
+def test_stream_reader_marks_lines_that_are_not_records(tmp_path):
+    p = tmp_path / "m.jsonl"
+    p.write_text('{"abstract": "a"}\n{oops\n"text"\n')
+    recs = list(read_records(str(p)))
+    assert [r.error is None for r in recs] == [True, False, False]
+    assert recs[1].line == 2 and recs[1].error.startswith("invalid JSON")
+    assert recs[2].error == "expected a JSON object, found str"
 
 
 def test_missing_file_and_directory(tmp_path):
