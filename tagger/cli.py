@@ -558,8 +558,13 @@ def main(argv=None):
     try:
         rv = cli.main(args=argv, prog_name="tagger", standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        sys.stderr.write("\n")
-        sys.exit(130)
+        # Output files were already removed on the way out (_AtomicOutput).  Leave at once:
+        # a normal exit would wait on worker processes (--jobs) that were interrupted too.
+        try:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(130)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

@@ -68,8 +68,16 @@ def label_stream(model, records, *, text_field="abstract", title_field="title", 
                 raise failure
         return
 
+    import os
+    import warnings
+
     from joblib import Parallel, delayed, parallel_config
 
+    # a reader that stops early (`| head`) cancels queued batches, and after Ctrl-C loky's
+    # resource tracker reports the semaphores it cleans up: neither is worth a warning
+    warnings.filterwarnings("ignore", message=r".*tasks? .*cancelled", category=UserWarning)
+    if "PYTHONWARNINGS" not in os.environ:  # inherited by loky's helper processes
+        os.environ["PYTHONWARNINGS"] = "ignore::UserWarning"
     path = str(model.path)
     with parallel_config(backend="loky", n_jobs=jobs, inner_max_num_threads=1):
         par = Parallel(return_as="generator")
@@ -92,6 +100,12 @@ def _predict_in_worker(path, fields, kw):
         return []
     model = _WORKER_MODELS.get(path)
     if model is None:
+        import os
+        import signal
+
+        # Ctrl-C reaches the whole process group: the parent reports it (exit 130); a worker
+        # just stops, without a traceback of its own
+        signal.signal(signal.SIGINT, lambda *_: os._exit(130))
         model = _WORKER_MODELS[path] = Model.load(path)
     return model.predict(fields, **kw)
 

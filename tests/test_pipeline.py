@@ -116,3 +116,17 @@ def test_jsonl_text_field_option(tmp_path, corpus_records):
     src.write_text(json.dumps({"summary": corpus_records[0]["abstract"], "name": "t"}) + "\n")
     res = CliRunner().invoke(cli, ["label", str(src), "--text-field", "summary", "--title-field", "name", "-f", "jsonl"])
     assert res.exit_code == 0 and json.loads(res.output)["tags"]
+
+
+def test_ctrl_c_with_jobs_2_is_quiet_and_leaves_no_file(tmp_path, corpus_records):
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 20000)))
+    out = tmp_path / "out.jsonl"
+    p = subprocess.Popen(CMD + ["label", str(src), "--jobs", "2", "-o", str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=ENV)
+    time.sleep(3)  # workers started and busy
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130
+    assert b"Traceback" not in err and b"Warning" not in err
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["in.jsonl"]
