@@ -88,6 +88,14 @@ class TfidfFeatures:
         stems = self.analyzer().stems(text)
         index, parts = self.index, self._parts()
         out = [s for s in stems if s in index]
+        if self.ngram_max == 2:  # the common case, without the general loop's overhead
+            keep = [s in parts for s in stems]
+            for i in range(len(stems) - 1):
+                if keep[i] and keep[i + 1]:
+                    t = stems[i] + " " + stems[i + 1]
+                    if t in index:
+                        out.append(t)
+            return out
         for n in range(2, self.ngram_max + 1):
             for i in range(len(stems) - n + 1):
                 gram = stems[i:i + n]

@@ -277,7 +277,7 @@ def abstain_reason(text: str, min_words: int = MIN_WORDS, stop_words=()) -> str 
     alpha = _ALPHA_RE.findall(text.lower())
     if not alpha:
         return "not English: no words"
-    share = sum(w in _FUNCTION_WORDS for w in alpha) / len(alpha)
+    share = sum(map(_FUNCTION_WORDS.__contains__, alpha)) / len(alpha)
     if share < MIN_ENGLISH_SHARE:
         return f"not English: {share:.0%} English function words, fewer than {MIN_ENGLISH_SHARE:.0%}"
     return None
