@@ -1042,8 +1042,15 @@ def _plan(text: str, ent: _Entry, tags: list[str], facets: frozenset[str], field
             a, b = _remove_span(ent, i)
             return (a, b, ""), None, had_tool
         return (p.start + 1, p.end - 1, new_inner), None, had_tool
-    # tool-owned field: replaced wholesale
+    # tool-owned field: replaced wholesale -- but only if it holds nothing but tool terms, so
+    # that --field author (or a user's keywords) can never be overwritten
     cur = text[f.value_start : f.value_end]
+    if not single:
+        return None, f"--field {field}: the field is a macro or a `#` concatenation; not replaced", False
+    inner = text[f.pieces[0].start + 1 : f.pieces[0].end - 1]
+    _, _, has_user = _merge_terms(inner, [], facets)
+    if has_user:
+        return None, f"--field {field}: the field holds content that is not the tool's tags; not replaced", False
     had_tool = bool(cur.strip("{}\" \t\r\n"))
     if not tags:
         if len(ent.fields) > 1:

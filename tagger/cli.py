@@ -147,6 +147,8 @@ class _AtomicOutput:
 
         if os.path.isdir(self.path):
             raise TaggerError(f"{self.path}: is a directory; -o needs a file name")
+        if self.path.lower().endswith(".gz"):
+            raise TaggerError(f"{self.path}: compressed output is not written; pipe stdout through gzip instead")
         d = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(d):
             raise TaggerError(f"{self.path}: no such directory: {d}")
@@ -404,11 +406,18 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, mode
         tax = load_taxonomy(taxonomy_path(taxonomy))
     if card:
         Model.load(card, tax)  # fail now, not after the cross-validation
+    for out_path in (json_out, per_label):
+        if out_path and os.path.isdir(out_path):
+            raise TaggerError(f"{out_path}: is a directory; give a file name")
     path = test_file or corpus
     problems = check_corpus(path, tax)
     if problems:
         raise TaggerError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     records = load_corpus(path)
+    if not records:
+        raise TaggerError(f"{path}: no hand-tagged examples")
+    if not test_file and len(records) < 2 * folds:
+        raise TaggerError(f"{path}: {len(records)} examples are too few for {folds}-fold cross-validation")
     if test_file:
         result = evaluate_model(Model.load(model_dir(model), tax), records, tax)
     else:
@@ -537,8 +546,16 @@ def bib(files, check, strict, diff, field, encoding, min_words, model, taxonomy)
     their text, order and separator; every other byte of the file stays as it was.  Exit 1 when
     a file was changed (or, with --check, would be), else 0; 2 on unreadable files.
     """
+    import codecs
+
     from . import bib as bibmod
 
+    if encoding:
+        try:
+            if not codecs.lookup(encoding)._is_text_encoding:
+                raise TaggerError(f"--encoding {encoding}: not a text encoding")
+        except LookupError:
+            raise TaggerError(f"--encoding {encoding}: unknown encoding") from None
     m = _load_model(model, taxonomy)
 
     def predict(entries):
@@ -552,19 +569,31 @@ def bib(files, check, strict, diff, field, encoding, min_words, model, taxonomy)
         raise TaggerError(str(e)) from None
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, unwound like Ctrl-C so that temporary output files are removed."""
+
+
+def _on_sigterm(signum, frame):
+    raise _Terminated()
+
+
 def main(argv=None):
-    """Console entry point: runs the click group, mapping Ctrl-C to 130 and keeping
-    click's own usage errors at status 2."""
+    """Console entry point: runs the click group, mapping Ctrl-C to 130 (SIGTERM to 143)
+    and keeping click's own usage errors at status 2."""
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         rv = cli.main(args=argv, prog_name="tagger", standalone_mode=False)
-    except (click.exceptions.Abort, KeyboardInterrupt):
+    except (click.exceptions.Abort, KeyboardInterrupt) as e:
         # Output files were already removed on the way out (_AtomicOutput).  Leave at once:
-        # a normal exit would wait on worker processes (--jobs) that were interrupted too.
+        # a normal exit would wait on worker processes (--jobs), which end with their parent.
+        term = isinstance(e, _Terminated) or isinstance(e.__cause__, _Terminated)
         try:
             sys.stderr.write("\n")
             sys.stderr.flush()
         finally:
-            os._exit(130)
+            os._exit(143 if term else 130)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

@@ -156,6 +156,17 @@ def read_paragraphs(path: str, text_field: str = "abstract"):
             yield rec
 
 
+def _reject_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text):
+    v = float(text)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} does not fit a double")
+    return v
+
+
 def read_jsonl(path: str, text_field: str = "abstract", lenient: bool = False):
     """Records from JSON Lines: each non-blank line one JSON object.
 
@@ -169,10 +180,12 @@ def read_jsonl(path: str, text_field: str = "abstract", lenient: bool = False):
             continue
         n += 1
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, parse_constant=_reject_constant, parse_float=_finite_float)
             error = None if isinstance(obj, dict) else f"expected a JSON object, found {type(obj).__name__}"
         except json.JSONDecodeError as e:
             error = f"invalid JSON ({e.msg} at column {e.colno})"
+        except ValueError as e:
+            error = f"invalid JSON ({e})"
         if error:
             if not lenient:
                 raise InputError(f"{path}:{lineno}: {error}")
@@ -216,7 +229,8 @@ def read_table(path: str, delimiter: str):
             continue
         n += 1
         if len(row) != len(header):
-            raise InputError(f"{path}:{start}: row has {len(row)} columns, the header has {len(header)}")
+            yield Record({}, n, start, path, f"{stem}:{n}", f"row has {len(row)} columns, the header has {len(header)}")
+            continue
         # the table keeps exactly its own columns; a missing id is only Record.default_id
         yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}")
 

@@ -127,7 +127,8 @@ def _carried(fields: dict, need_scores: bool):
             scores = None
     if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
         return None
-    if scores is not None and not isinstance(scores, dict):
+    if scores is not None and not (isinstance(scores, dict) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores.values())):
         scores = None
     if need_scores and scores is None:
         return None

@@ -65,7 +65,7 @@ def ranking(Y, P) -> dict:
     np.put_along_axis(T5, order[:, :5], 1, axis=1)
     out["f1@5"] = float(precision_recall_fscore_support(Y, T5, average="micro", zero_division=0)[2])
     has = Y.sum(axis=1) > 0
-    out["ndcg"] = float(ndcg_score(Y[has], P[has])) if has.sum() > 1 else 0.0
+    out["ndcg"] = float(ndcg_score(Y[has], P[has])) if has.sum() >= 1 and Y.shape[1] > 1 else 0.0
     return out
 
 

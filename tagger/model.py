@@ -79,6 +79,10 @@ MIN_WORDS = 20
 MIN_ENGLISH_SHARE = 0.05
 
 
+#: every name a model directory may hold (training replaces the directory as a whole)
+MODEL_FILES = frozenset({"manifest.json", "features.json", "trees.npz", "linear.npz", "boosters", "README.md"})
+
+
 class ModelError(TaggerError):
     """A model directory that cannot be used; the message is one line and says what to do."""
 
@@ -149,9 +153,23 @@ class Model:
             features = TfidfFeatures.from_json(json.loads((path / "features.json").read_text(encoding="utf-8")))
             forest = Forest.load(path / "trees.npz")
             linear = load_linear(path / "linear.npz") if (path / "linear.npz").exists() else None
-        except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as e:
+            model = cls(path, manifest, features, forest, linear)
+            model._check_shapes()
+        except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, zipfile.BadZipFile) as e:
             raise ModelError(f"{path}: damaged model files ({e}); retrain with `tagger train`") from None
-        return cls(path, manifest, features, forest, linear)
+        return model
+
+    def _check_shapes(self) -> None:
+        """Raise ValueError when the model files do not fit each other."""
+        n_out = len(self.forest.bias)
+        outs = list(self.manifest["binary_outputs"].values()) + [o for v in self.manifest["exclusive_outputs"].values() for o in v]
+        if sorted(outs) != list(range(n_out)) or sorted(self.labels) != sorted(lb for f in self.facets for lb in f[2]):
+            raise ValueError("manifest outputs and labels do not match the trees")
+        if self.forest.used_features.size and self.forest.used_features.max() >= self.features.n_features:
+            raise ValueError("trees use features the vocabulary does not have")
+        if self.linear is not None and (self.linear[0].shape != (n_out, self.features.n_features)
+                                        or self.linear[1].shape != (n_out,)):
+            raise ValueError("linear.npz does not fit the vocabulary and outputs")
 
     # -- scoring --------------------------------------------------------------------------
     def predict_proba(self, texts) -> "np.ndarray":
@@ -583,6 +601,16 @@ def load_linear(path):
         return z["W"], z["b"]
 
 
+def _same_training(old_manifest_path, new: dict) -> bool:
+    """True when the old model was trained on the same corpus, taxonomy and parameters."""
+    try:
+        old = json.loads(Path(old_manifest_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    keys = ("corpus_sha256", "taxonomy_fingerprint", "parameters", "format_version")
+    return all(old.get(k) == new.get(k) for k in keys)
+
+
 def check_out_dir(out_dir) -> None:
     """Raise :class:`ModelError` unless ``out_dir`` may be (re)written by training: absent, an
     empty directory, or an existing model directory (it has a ``manifest.json``).  Nothing
@@ -596,6 +624,10 @@ def check_out_dir(out_dir) -> None:
         raise ModelError(f"{out_dir}: exists and is not a directory; choose another --out")
     if not (out / "manifest.json").is_file() and any(out.iterdir()):
         raise ModelError(f"{out_dir}: exists, is not empty and is not a tagger model directory; choose another --out")
+    other = sorted(p.name for p in out.iterdir() if p.name not in MODEL_FILES)
+    if other:
+        raise ModelError(f"{out_dir}: holds files that are not model files ({', '.join(other[:3])}); "
+                         "they would be lost: move them or choose another --out")
 
 
 def write_model_dir(out_dir, manifest: dict, fm: FittedModel, forest) -> None:
@@ -623,8 +655,8 @@ def write_model_dir(out_dir, manifest: dict, fm: FittedModel, forest) -> None:
         with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, ensure_ascii=False, indent=1, sort_keys=True)
             fh.write("\n")
-        if out.is_dir() and (out / "README.md").is_file() and not (tmp / "README.md").exists():
-            shutil.copy2(out / "README.md", tmp / "README.md")
+        if out.is_dir() and (out / "README.md").is_file() and _same_training(out / "manifest.json", manifest):
+            shutil.copy2(out / "README.md", tmp / "README.md")  # the card still describes this model
         old = None
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))

@@ -571,11 +571,16 @@ def test_new_field_name_follows_letter_case(fields, expected_name):
 
 
 def test_owned_field_replaced_wholesale():
-    text = "@article{k,\n  abstract = {x},\n  keywords = {user, method:a},\n  tags = {user-junk; method:z},\n}\n"
+    text = "@article{k,\n  abstract = {x},\n  keywords = {user, method:a},\n  tags = {method:y; method:z},\n}\n"
     r = update_bib_text(text, lambda it: [["method:b", "task:c"]], facets=FACETS, field="tags")
-    assert r.new_text == text.replace("{user-junk; method:z}", "{method:b, task:c}")
+    assert r.new_text == text.replace("{method:y; method:z}", "{method:b, task:c}")
     r = update_bib_text(text, abstain, facets=FACETS, field="tags")
-    assert r.new_text == text.replace("  tags = {user-junk; method:z},\n", "")
+    assert r.new_text == text.replace("  tags = {method:y; method:z},\n", "")
+    # a field with anything but the tool's terms in it (a user's keywords, an author list) is never replaced
+    for name, value in (("tags", "{user-junk; method:z}"), ("keywords", "{user, method:a}"), ("author", "{Doe, Jane}")):
+        t = "@article{k,\n  abstract = {x},\n  %s = %s,\n}\n" % (name, value)
+        r = update_bib_text(t, lambda it: [["method:b"]], facets=FACETS, field=name)
+        assert r.new_text == t and r.problems and "not the tool's tags" in r.problems[0][2]
     text2 = "@article{k,\n  abstract = {x},\n}\n"
     r = update_bib_text(text2, lambda it: [["method:b"]], facets=FACETS, field="tags")
     assert r.new_text == "@article{k,\n  abstract = {x},\n  tags = {method:b},\n}\n"

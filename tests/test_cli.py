@@ -285,3 +285,29 @@ def test_filter_threshold_retags(tmp_path):
     p = write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "abstract": ABSTRACT, "tags": ["method:cnn"], "scores": {"method:cnn": 1.0}}])
     assert run("filter", "method:cnn", str(p), "-c").output == "1\n"
     assert run("filter", "method:cnn", str(p), "-c", "--threshold", "0.5").output == "0\n"
+
+
+def test_train_keeps_foreign_files_and_gz_output_is_refused(tmp_path, small_model_dir):
+    import shutil
+
+    d = tmp_path / "m"
+    shutil.copytree(small_model_dir, d)
+    (d / "NOTES.txt").write_text("mine")
+    r = run("train", "--corpus", str(ROOT / "fixtures" / "corpus.jsonl"), "--out", str(d))
+    assert r.exit_code == 2 and "NOTES.txt" in r.output and (d / "NOTES.txt").read_text() == "mine"
+    good = write_jsonl(tmp_path / "g.jsonl", [{"abstract": ABSTRACT}])
+    r = run("label", str(good), "-o", str(tmp_path / "o.jsonl.gz"))
+    assert r.exit_code == 2 and "compressed output" in r.output and not (tmp_path / "o.jsonl.gz").exists()
+
+
+def test_damaged_model_is_one_line(tmp_path, small_model_dir):
+    import shutil
+
+    d = tmp_path / "m"
+    shutil.copytree(small_model_dir, d)
+    m = json.loads((d / "manifest.json").read_text())
+    m["labels"] = m["labels"][:-1]
+    (d / "manifest.json").write_text(json.dumps(m))
+    good = write_jsonl(tmp_path / "g.jsonl", [{"abstract": ABSTRACT}])
+    r = run("label", str(good), "--model", str(d))
+    assert r.exit_code == 2 and "damaged model files" in r.output

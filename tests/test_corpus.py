@@ -78,7 +78,6 @@ def test_gzip_and_tables(tmp_path):
     (b'[1, 2]\n', "jsonl", ":1: expected a JSON object"),
     (b"caf\xe9 au lait\n", "txt", ":1: not UTF-8 text (byte 0xe9 at column 4)"),
     (b"ok\n\x00\x01\x02\n", "txt", ":2: binary data"),
-    (b"a,b\n1,2,3\n", "csv", ":2: row has 3 columns, the header has 2"),
 ])
 def test_bad_input_names_file_and_line(tmp_path, content, fmt, message):
     p = tmp_path / f"bad.{fmt}"
@@ -95,6 +94,15 @@ def test_stream_reader_marks_lines_that_are_not_records(tmp_path):
     assert [r.error is None for r in recs] == [True, False, False]
     assert recs[1].line == 2 and recs[1].error.startswith("invalid JSON")
     assert recs[2].error == "expected a JSON object, found str"
+    c = tmp_path / "m.csv"
+    c.write_text("a,b\n1,2,3\n4,5\n")
+    recs = list(read_records(str(c)))
+    assert recs[0].error == "row has 3 columns, the header has 2" and recs[0].line == 2
+    assert recs[1].error is None and recs[1].fields == {"a": "4", "b": "5"}
+    n = tmp_path / "n.jsonl"
+    n.write_text('{"abstract": NaN}\n{"x": 1e999}\n')
+    assert [r.error for r in read_records(str(n))] == ["invalid JSON (NaN is not a JSON number)",
+                                                       "invalid JSON (1e999 does not fit a double)"]
 
 
 def test_missing_file_and_directory(tmp_path):

@@ -130,3 +130,16 @@ def test_ctrl_c_with_jobs_2_is_quiet_and_leaves_no_file(tmp_path, corpus_records
     assert p.returncode == 130
     assert b"Traceback" not in err and b"Warning" not in err
     assert sorted(x.name for x in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_sigterm_removes_the_temporary_output(tmp_path, corpus_records, jobs):
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 20000)))
+    p = subprocess.Popen(CMD + ["label", str(src), "--jobs", jobs, "-o", str(tmp_path / "out.jsonl")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    time.sleep(3)
+    p.terminate()
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143 and b"Traceback" not in err
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["in.jsonl"]
