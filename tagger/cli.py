@@ -569,6 +569,20 @@ def bib(files, check, strict, diff, field, encoding, min_words, model, taxonomy)
         raise TaggerError(str(e)) from None
 
 
+def _kill_workers():
+    """Stop --jobs worker processes now: a signal sent to tagger alone (kill PID) does not
+    reach them, and idle workers would otherwise linger, holding the caller's pipes open."""
+    import signal
+
+    mod = sys.modules.get("joblib.externals.loky.reusable_executor")
+    executor = getattr(mod, "_executor", None)
+    for pid in list(getattr(executor, "_processes", None) or {}):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (OSError, TypeError):
+            pass
+
+
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, unwound like Ctrl-C so that temporary output files are removed."""
 
@@ -590,6 +604,7 @@ def main(argv=None):
         # a normal exit would wait on worker processes (--jobs), which end with their parent.
         term = isinstance(e, _Terminated) or isinstance(e.__cause__, _Terminated)
         try:
+            _kill_workers()
             sys.stderr.write("\n")
             sys.stderr.flush()
         finally:
