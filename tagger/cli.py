@@ -182,8 +182,8 @@ class _AtomicOutput:
         return False
 
 
-def _stream(model, inputs, writer, opts, keep=None, explain=0):
-    """Label records and write the kept ones; returns (written, skipped)."""
+def _stream(model, inputs, writer, opts, explain=0):
+    """Label records and write them; returns (written, skipped)."""
     from .labeling import label_stream
 
     skipped = []
@@ -204,10 +204,9 @@ def _stream(model, inputs, writer, opts, keep=None, explain=0):
                           explain=explain, on_error=opts["on_error"], warn=warn, jobs=opts["jobs"])
     try:
         for rec, pred in stream:
-            if keep is None or keep(rec, pred):
-                writer.write(rec, pred)
-                if writer.count % 256 == 0:
-                    writer.fh.flush()
+            writer.write(rec, pred)
+            if writer.count % 256 == 0:
+                writer.fh.flush()
     except TaggerError as e:
         if not seen[0]:  # a file-level error: nothing was read, nothing to count
             raise

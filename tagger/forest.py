@@ -60,7 +60,6 @@ class Forest:
 
     def depth(self) -> int:
         """Depth of the deepest tree (number of splits on the longest root-leaf path)."""
-        d = np.zeros(len(self.feature), dtype=np.int64)
         best = 0
         stack = [(int(r), 0) for r in self.roots]
         while stack:
@@ -70,7 +69,6 @@ class Forest:
             else:
                 stack.append((int(self.left[node]), k + 1))
                 stack.append((int(self.right[node]), k + 1))
-        del d
         return best
 
     def raw_scores(self, X: np.ndarray) -> np.ndarray:
