@@ -81,14 +81,12 @@ def scores_by_facet(Y, P, taxonomy, thresholds) -> dict:
 
 
 def per_label(Y, T, labels) -> list[dict]:
-    """One row per label: support, TP, FP, FN, precision, recall, F1."""
-    rows = []
-    for j, lb in enumerate(labels):
-        y, t = Y[:, j].astype(bool), T[:, j].astype(bool)
-        tp, fp, fn = int((y & t).sum()), int((~y & t).sum()), int((y & ~t).sum())
-        p = tp / (tp + fp) if tp + fp else 0.0
-        r = tp / (tp + fn) if tp + fn else 0.0
-        f = 2 * p * r / (p + r) if p + r else 0.0
-        rows.append({"label": lb, "support": int(y.sum()), "tp": tp, "fp": fp, "fn": fn,
-                     "precision": round(p, 4), "recall": round(r, 4), "f1": round(f, 4)})
-    return rows
+    """One row per label: support, TP, FP, FN, precision, recall, F1 (scikit-learn's
+    ``multilabel_confusion_matrix`` and ``precision_recall_fscore_support``)."""
+    from sklearn.metrics import multilabel_confusion_matrix, precision_recall_fscore_support
+
+    cm = multilabel_confusion_matrix(Y, T)  # (L, 2, 2): [[tn, fp], [fn, tp]]
+    p, r, f, support = precision_recall_fscore_support(Y, T, average=None, zero_division=0)
+    return [{"label": lb, "support": int(support[j]), "tp": int(cm[j, 1, 1]), "fp": int(cm[j, 0, 1]),
+             "fn": int(cm[j, 1, 0]), "precision": round(float(p[j]), 4), "recall": round(float(r[j]), 4),
+             "f1": round(float(f[j]), 4)} for j, lb in enumerate(labels)]
