@@ -12,11 +12,10 @@ to 1e-12.  The formula is scikit-learn's: ``tf = 1 + ln(count)`` (``sublinear_tf
 from __future__ import annotations
 
 import json
-import math
-from collections import Counter
 from dataclasses import dataclass, field
+from itertools import repeat
 
-from .text import Analyzer
+from .text import FUNCTION_WORDS, Analyzer, run_bytes, token_text
 
 #: vectorizer settings: min_df=2 drops hapaxes (they cannot generalise), max_df=0.9 drops terms
 #: in nearly every abstract, and the 4,000 most frequent terms are kept: cross-validated
@@ -52,7 +51,7 @@ class TfidfFeatures:
     def __post_init__(self):
         self.index = {t: i for i, t in enumerate(self.terms)}
         self._analyzer = None
-        self._idf_np = None
+        self._batcher = None
 
     @property
     def n_features(self) -> int:
@@ -67,88 +66,35 @@ class TfidfFeatures:
             self._analyzer = Analyzer(stem=stem, stop_words=self.stop_words, ngram_max=self.ngram_max)
         return self._analyzer
 
-    def weights(self, terms: list[str]) -> dict[int, float]:
-        """``{column: tf-idf weight}`` of one document's term list (unit L2 norm)."""
-        index = self.index
-        counts = Counter([index[t] for t in terms if t in index])
-        idf = self.idf
-        if self.sublinear_tf:
-            w = {j: (1.0 + math.log(c)) * idf[j] for j, c in counts.items()}
-        else:
-            w = {j: c * idf[j] for j, c in counts.items()}
-        norm = math.sqrt(sum(v * v for v in w.values()))
-        if norm > 0:
-            w = {j: v / norm for j, v in w.items()}
-        return w
+    def transform(self, texts) -> "FeatureBatch":
+        """The TF-IDF rows of ``texts`` (a sequence of str) as a sparse :class:`FeatureBatch`.
 
-    def vocabulary_terms(self, text: str) -> list[str]:
-        """The terms of ``text`` that are in the vocabulary, with repeats (what :meth:`weights`
-        counts).  Equal to filtering ``analyzer()(text)``, but an n-gram is only built when
-        each of its stems occurs in some vocabulary term: no other n-gram can be a term."""
-        stems = self.analyzer().stems(text)
-        index, parts = self.index, self._parts()
-        out = [s for s in stems if s in index]
-        if self.ngram_max == 2:  # the common case, without the general loop's overhead
-            keep = [s in parts for s in stems]
-            for i in range(len(stems) - 1):
-                if keep[i] and keep[i + 1]:
-                    t = stems[i] + " " + stems[i + 1]
-                    if t in index:
-                        out.append(t)
-            return out
-        for n in range(2, self.ngram_max + 1):
-            for i in range(len(stems) - n + 1):
-                gram = stems[i:i + n]
-                if all(g in parts for g in gram):
-                    t = " ".join(gram)
-                    if t in index:
-                        out.append(t)
-        return out
-
-    def _parts(self) -> frozenset:
-        if getattr(self, "_parts_set", None) is None:
-            self._parts_set = frozenset(p for t in self.terms for p in t.split(" "))
-        return self._parts_set
+        Equal to scikit-learn's ``TfidfVectorizer.transform`` with this model's vocabulary and
+        idf within 1e-12 (``tests/test_features.py``), computed batch-wise in numpy: each text
+        is tokenised once (:func:`tagger.text.token_text`), each distinct token is stemmed once
+        per process, and n-grams are looked up as integer keys.
+        """
+        if self._batcher is None:
+            self._batcher = _BatchAnalyzer(self)
+        return self._batcher.transform(list(texts))
 
     def transform_rows(self, texts) -> list[dict[int, float]]:
         """One ``{column: weight}`` dict per text: the sparse rows of the TF-IDF matrix."""
-        return [self.weights(self.vocabulary_terms(t)) for t in texts]
+        b = self.transform(texts)
+        rows = [{} for _ in range(b.n_rows)]
+        for i, j, v in zip(b.row.tolist(), b.col.tolist(), b.value.tolist()):
+            rows[i][j] = v
+        return rows
 
     def transform_dense(self, texts, columns=None):
-        """Dense float64 array, shape (n_texts, n_features) or (n_texts, len(columns)).
-
-        ``columns`` (a sequence of feature indices) keeps only those, in that order: the tree
-        evaluator needs only the features its splits use.
-        """
-        import numpy as np
-
-        rows = self.transform_rows(texts)
-        if columns is None:
-            out = np.zeros((len(rows), self.n_features))
-            for i, r in enumerate(rows):
-                for j, v in r.items():
-                    out[i, j] = v
-            return out
-        pos = {int(c): k for k, c in enumerate(columns)}
-        out = np.zeros((len(rows), len(pos)))
-        for i, r in enumerate(rows):
-            for j, v in r.items():
-                k = pos.get(j)
-                if k is not None:
-                    out[i, k] = v
-        return out
+        """Dense float64 array, shape (n_texts, n_features) or (n_texts, len(columns)) when
+        ``columns`` (a sequence of feature indices) keeps only those, in that order."""
+        X = self.transform(texts).dense(self.n_features)
+        return X if columns is None else X[:, list(columns)]
 
     def transform_csr(self, texts):
-        """scipy CSR matrix (n_texts, n_features), for training and evaluation only."""
-        import numpy as np
-        import scipy.sparse as sp
-
-        rows = self.transform_rows(texts)
-        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-        indptr[1:] = np.cumsum([len(r) for r in rows])
-        indices = np.fromiter((j for r in rows for j in sorted(r)), dtype=np.int32, count=int(indptr[-1]))
-        data = np.fromiter((r[j] for r in rows for j in sorted(r)), dtype=np.float64, count=int(indptr[-1]))
-        return sp.csr_matrix((data, indices, indptr), shape=(len(rows), self.n_features))
+        """scipy CSR matrix (n_texts, n_features), for training, evaluation and explanations."""
+        return self.transform(texts).csr(self.n_features)
 
     def to_json(self) -> dict:
         """Plain-data form for the model directory (``features.json``)."""
@@ -159,6 +105,185 @@ class TfidfFeatures:
     @classmethod
     def from_json(cls, data: dict) -> "TfidfFeatures":
         return cls(**data)
+
+
+@dataclass
+class FeatureBatch:
+    """TF-IDF rows of a batch of texts, sparse, in coordinate form sorted by row then column.
+
+    Attributes
+    ----------
+    n_rows : int
+    row, col : int64 arrays, shape (nnz,)
+    value : float64 array, shape (nnz,)
+        The weights; each row has unit L2 norm (a text without vocabulary terms has no entries).
+    n_tokens : int64 array, shape (n_rows,)
+        Tokens of each text (stop words included, pure numbers not).
+    n_function_words : int64 array, shape (n_rows,)
+        How many of those tokens are common English function words (``text.FUNCTION_WORDS``),
+        for :func:`tagger.model.abstain_reason`.
+    """
+
+    n_rows: int
+    row: "np.ndarray"
+    col: "np.ndarray"
+    value: "np.ndarray"
+    n_tokens: "np.ndarray"
+    n_function_words: "np.ndarray"
+
+    def dense(self, n_features: int):
+        """Dense float64 array, shape (n_rows, n_features)."""
+        import numpy as np
+
+        X = np.zeros((self.n_rows, n_features))
+        X[self.row, self.col] = self.value
+        return X
+
+    def csr(self, n_features: int):
+        """scipy CSR matrix, shape (n_rows, n_features), float64 (imports scipy)."""
+        import numpy as np
+        import scipy.sparse as sp
+
+        indptr = np.searchsorted(self.row, np.arange(self.n_rows + 1))
+        return sp.csr_matrix((self.value.copy(), self.col.astype(np.int32), indptr), shape=(self.n_rows, n_features))
+
+
+class _BatchAnalyzer:
+    """Label-time TF-IDF of whole batches: :class:`tagger.text.Analyzer` plus the vocabulary
+    lookup and weighting, in numpy.
+
+    Every distinct run of letters and digits gets an integer id (a dictionary, filled as
+    runs are first seen and emptied when it reaches ``MAX_TOKENS`` so memory stays bounded),
+    with two facts per id: its *part* (the id of its stem among the words of vocabulary
+    terms; -1 for a kept token whose stem is in no term; -2 for a stop word or one-letter
+    token, which n-grams skip; -3 for a pure number, no token at all) and whether it is a
+    function word.  A batch is then a few numpy steps: parts of all runs, unigram columns,
+    n-gram keys ``part1 * P + part2`` found by binary search in the sorted keys of the
+    vocabulary's n-grams, counts, ``1 + ln(count)`` times idf, unit L2 norm per row.
+    """
+
+    MAX_TOKENS = 500_000
+
+    def __init__(self, feats: TfidfFeatures):
+        import numpy as np
+
+        from .stemming import label_time_stemmer
+
+        self.stem = label_time_stemmer(feats.stem_exceptions) if feats.stem else None
+        self.stop = frozenset(feats.stop_words)
+        self.sublinear = feats.sublinear_tf
+        self.idf = np.asarray(feats.idf, dtype=np.float64)
+        self.n_features = len(feats.terms)
+        parts: dict[str, int] = {}
+        for t in feats.terms:
+            for w in t.split(" "):
+                parts.setdefault(w, len(parts))
+        self.parts = parts
+        P = self.P = max(len(parts), 1)
+        self.unigram_col = np.full(P, -1, dtype=np.int64)
+        grams: dict[int, tuple[list, list]] = {}
+        for j, t in enumerate(feats.terms):
+            words = t.split(" ")
+            if len(words) == 1:
+                self.unigram_col[parts[t]] = j
+                continue
+            if P ** len(words) >= 2 ** 62:
+                raise ValueError(f"{len(words)}-grams over {P} words do not fit 64-bit keys")
+            key = 0
+            for w in words:
+                key = key * P + parts[w]
+            keys, cols = grams.setdefault(len(words), ([], []))
+            keys.append(key)
+            cols.append(j)
+        self.ngrams = []  # (n, sorted keys, their columns)
+        for n, (keys, cols) in sorted(grams.items()):
+            keys, cols = np.array(keys, dtype=np.int64), np.array(cols, dtype=np.int64)
+            o = np.argsort(keys)
+            self.ngrams.append((n, keys[o], cols[o]))
+        self._reset()
+
+    def _reset(self) -> None:
+        import numpy as np
+
+        self.ids: dict[bytes, int] = {}
+        self.part = np.empty(4096, dtype=np.int64)
+        self.function_word = np.empty(4096, dtype=bool)
+
+    def _new_id(self, run_b: bytes) -> int:
+        """Id of a run (ASCII bytes) first seen in this batch (stems it once)."""
+        i = self.ids.get(run_b)
+        if i is not None:
+            return i
+        run = run_b.decode("ascii")
+        if run.isdigit():
+            part = -3
+        elif len(run) < 2 or run in self.stop:
+            part = -2
+        else:
+            part = self.parts.get(self.stem(run) if self.stem else run, -1)
+        i = len(self.ids)
+        if i == len(self.part):
+            import numpy as np
+
+            self.part = np.concatenate([self.part, np.empty_like(self.part)])
+            self.function_word = np.concatenate([self.function_word, np.empty_like(self.function_word)])
+        self.ids[run_b] = i
+        self.part[i] = part
+        self.function_word[i] = run in FUNCTION_WORDS
+        return i
+
+    def transform(self, texts: list[str]) -> FeatureBatch:
+        import numpy as np
+
+        n_rows = len(texts)
+        if len(self.ids) > self.MAX_TOKENS:
+            self._reset()
+        runs: list[bytes] = []
+        lens = []
+        for t in texts:
+            r = run_bytes(token_text(t))
+            runs += r
+            lens.append(len(r))
+        ids = np.fromiter(map(self.ids.get, runs, repeat(-1)), dtype=np.int64, count=len(runs))
+        new = np.flatnonzero(ids < 0)
+        if new.size:
+            ids[new] = [self._new_id(runs[k]) for k in new.tolist()]
+        doc = np.repeat(np.arange(n_rows), lens)
+        part = self.part[ids]
+        is_token = part != -3
+        n_tokens = np.bincount(doc[is_token], minlength=n_rows)
+        n_function = np.bincount(doc[self.function_word[ids]], minlength=n_rows)
+        kept = part >= -1
+        seq, sdoc = part[kept], doc[kept]
+        rows, cols = [], []
+        known = seq >= 0
+        uc = self.unigram_col[seq[known]]
+        hit = uc >= 0
+        rows.append(sdoc[known][hit])
+        cols.append(uc[hit])
+        for n, keys, kcols in self.ngrams:
+            m = len(seq) - n + 1
+            if m <= 0:
+                continue
+            ok = sdoc[:m] == sdoc[n - 1:]  # sdoc is sorted: first and last in the same row
+            key = np.zeros(m, dtype=np.int64)
+            for i in range(n):
+                s = seq[i:i + m]
+                ok &= s >= 0
+                key = key * self.P + s
+            key, kdoc = key[ok], sdoc[:m][ok]
+            pos = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
+            hit = keys[pos] == key
+            rows.append(kdoc[hit])
+            cols.append(kcols[pos[hit]])
+        flat = np.concatenate(rows) * self.n_features + np.concatenate(cols)
+        flat, counts = np.unique(flat, return_counts=True)
+        row, col = flat // self.n_features, flat % self.n_features
+        tf = np.log(counts) + 1.0 if self.sublinear else counts.astype(np.float64)
+        value = tf * self.idf[col]
+        norm = np.sqrt(np.bincount(row, weights=value * value, minlength=n_rows))
+        value /= norm[row]
+        return FeatureBatch(n_rows, row, col, value, n_tokens, n_function)
 
 
 def fit_tfidf(texts, params: dict | None = None):

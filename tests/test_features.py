@@ -53,3 +53,27 @@ def test_vocabulary_terms_come_out_of_the_label_time_analyzer(fitted):
     feats, _, texts, _ = fitted
     seen = {t for text in texts for t in feats.analyzer()(text)}
     assert set(feats.terms) <= seen
+
+
+def test_token_cache_stays_bounded_and_gives_the_same_rows(fitted, monkeypatch):
+    """With a token cache of 50 entries (emptied between batches when full), every batch's
+    rows equal those of a fresh transform of each text alone."""
+    from tagger.features import _BatchAnalyzer
+
+    feats, _, texts, unseen = fitted
+    plain = TfidfFeatures.from_json(feats.to_json())
+    monkeypatch.setattr(_BatchAnalyzer, "MAX_TOKENS", 50)
+    batches = [plain.transform_dense(unseen[i:i + 7]) for i in range(0, 70, 7)]
+    assert len(plain._batcher.ids) < 50 + 7 * 400
+    alone = TfidfFeatures.from_json(feats.to_json())
+    want = np.vstack([alone.transform_dense([t]) for t in unseen[:70]])
+    assert np.abs(np.vstack(batches) - want).max() < 1e-15
+
+
+def test_token_and_function_word_counts():
+    feats = TfidfFeatures(terms=["model", "deep model"], idf=[1.0, 2.0], stop_words=["the", "of", "a", "we"], stem=False)
+    b = feats.transform(["We train the deep model of 2024 a b", "", "Der Hund"])
+    assert b.n_tokens.tolist() == [8, 0, 2]          # "2024" is no token, "a"/"b" are
+    assert b.n_function_words.tolist() == [4, 0, 0]  # we, the, of, a
+    assert b.row.tolist() == [0, 0] and b.col.tolist() == [0, 1]
+    assert b.value == pytest.approx([1 / 5 ** 0.5, 2 / 5 ** 0.5])

@@ -14,7 +14,7 @@ def test_numpy_trees_equal_lightgbm(which, request, corpus_records):
     texts = [document_text(r) for r in corpus_records]
     ours = model.predict_proba(texts)
     X = model.features.transform_csr(texts)
-    trees = model.forest.raw_scores(model.features.transform_dense(texts, model.forest.used_features))
+    trees = model.forest.raw_scores_dense(X.toarray())  # LightGBM's own input, dense
     W, b = model.linear
     worst_trees = worst_proba = 0.0
     checked = 0
@@ -40,3 +40,94 @@ def test_forest_roundtrip_and_depth(tmp_path, small_model_dir):
     assert all(np.array_equal(getattr(f, k), getattr(g, k)) for k in ("feature", "threshold", "left", "right", "value"))
     assert 1 <= f.depth() <= 4  # max_depth=4
     assert f.n_trees == 15 * 40 - 15 * sum(1 for b in f.bias if b != 0)
+
+
+# --- the QuickScorer engine against a plain tree walk, on forests built by hand -------------
+
+def _walk(f, x):
+    """Reference: LightGBM's decision rule, one tree at a time, for one dense row ``x``."""
+    out = f.bias.copy()
+    for t, root in enumerate(f.roots):
+        n = int(root)
+        while f.feature[n] >= 0:
+            v = x[f.feature[n]]
+            if f.missing_zero[n] and abs(v) <= 1e-35:
+                go_left = f.default_left[n]
+            else:
+                go_left = v <= f.threshold[n]
+            n = int(f.left[n] if go_left else f.right[n])
+        out[f.tree_output[t]] += f.value[n]
+    return out
+
+
+def _random_forest(rng, n_trees, n_features, n_outputs, max_leaves):
+    """Random trees of up to ``max_leaves`` leaves as :func:`flatten_boosters` dumps."""
+    from tagger.forest import flatten_boosters
+
+    counter = iter(range(10 ** 9))
+
+    def node(leaves):
+        if leaves == 1:
+            return {"leaf_value": float(rng.normal())}
+        k = int(rng.integers(1, leaves))
+        return {"split_feature": int(rng.integers(n_features)), "threshold": float(rng.choice([1e-35, *rng.random(3)])),
+                "decision_type": "<=", "default_left": True,
+                "missing_type": str(rng.choice(["None", "Zero", "NaN"])),
+                "left_child": node(k), "right_child": node(leaves - k), "_": next(counter)}
+
+    dumps = []
+    for _ in range(n_trees):
+        tree = {"tree_structure": node(int(rng.integers(1, max_leaves + 1)))}
+        dumps.append(({"tree_info": [tree]}, [int(rng.integers(n_outputs))]))
+    return flatten_boosters(dumps, n_outputs)
+
+
+@pytest.mark.parametrize("max_leaves", [1, 8, 16, 40])
+def test_quickscorer_equals_a_plain_walk(max_leaves):
+    """Random forests (single-leaf trees, 8/16/40-leaf trees, outputs without trees, all
+    three missing-value types) on random sparse non-negative rows: scores equal a
+    one-tree-at-a-time walk of LightGBM's rule within 1e-12."""
+    rng = np.random.default_rng(max_leaves)
+    f = _random_forest(rng, n_trees=60, n_features=30, n_outputs=7, max_leaves=max_leaves)
+    X = rng.random((50, 30)) * (rng.random((50, 30)) < 0.3)
+    X[0] = 0.0                                   # an empty row
+    splits = np.flatnonzero(f.feature >= 0)[:5]
+    X[1, f.feature[splits]] = f.threshold[splits]  # values exactly at thresholds go left
+    want = np.array([_walk(f, x) for x in X])
+    got = f.raw_scores_dense(X)
+    assert got.shape == (50, 7)
+    assert np.abs(got - want).max() < 1e-12
+    # a batch the size of another and then a smaller one reuse the work arrays correctly
+    assert np.abs(f.raw_scores_dense(X[:3]) - want[:3]).max() < 1e-12
+
+
+def test_quickscorer_with_hypothesis():
+    from hypothesis import given, settings, strategies as st
+
+    rng = np.random.default_rng(7)
+    f = _random_forest(rng, n_trees=40, n_features=12, n_outputs=3, max_leaves=8)
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.lists(st.one_of(st.just(0.0), st.floats(1e-30, 1.0)), min_size=12, max_size=12),
+                    min_size=1, max_size=6))
+    def check(rows):
+        X = np.array(rows)
+        want = np.array([_walk(f, x) for x in X])
+        assert np.abs(f.raw_scores_dense(X) - want).max() < 1e-12
+
+    check()
+
+
+def test_forest_refuses_what_the_engine_cannot_score():
+    from tagger.forest import Forest, flatten_boosters
+
+    split = {"split_feature": 0, "threshold": -0.5, "decision_type": "<=", "default_left": True,
+             "missing_type": "None", "left_child": {"leaf_value": 1.0}, "right_child": {"leaf_value": 2.0}}
+    with pytest.raises(ValueError, match="sends zero to the right"):
+        flatten_boosters([({"tree_info": [{"tree_structure": split}]}, [0])], 1)
+    ok = flatten_boosters([({"tree_info": [{"tree_structure": {**split, "threshold": 0.5}}]}, [0])], 1)
+    arrays = {k: getattr(ok, k).copy() for k in ("feature", "threshold", "left", "right", "value", "default_left",
+                                                    "missing_zero", "missing_nan", "roots", "tree_output", "bias")}
+    arrays["left"][0], arrays["right"][0] = 2, 1   # children swapped: not depth-first, left first
+    with pytest.raises(ValueError, match="depth-first"):
+        Forest(**arrays)

@@ -152,6 +152,23 @@ def test_abstention(text, reason):
     assert (got is None) if reason is None else got.startswith(reason)
 
 
+@pytest.mark.parametrize("lang, text, share", [
+    ("fr", "Nous proposons une nouvelle méthode de segmentation d'images médicales fondée sur des réseaux de "
+           "neurones profonds, qui donne de meilleurs résultats que les approches antérieures dans ce domaine de recherche.", "0%"),
+    ("es", "Proponemos un nuevo método para la segmentación de imágenes médicas basado en redes neuronales profundas, "
+           "que ofrece mejores resultados que los enfoques anteriores en este campo de investigación aplicada.", "0%"),
+    ("it", "Proponiamo un nuovo metodo per la segmentazione di immagini mediche basato su reti neurali profonde, che "
+           "fornisce risultati migliori rispetto agli approcci precedenti in questo campo di ricerca applicata.", "3%"),
+])
+def test_abstention_on_other_languages_agrees_with_the_model(shipped_model, lang, text, share):
+    """The single-text rule and the batch path of Model.predict give the same reason."""
+    reason = abstain_reason(text)
+    assert reason == f"not English: {share} English function words, fewer than 5%"
+    pred = shipped_model.predict([{"abstract": text}, {"abstract": text, "title": "A study of the use of deep nets"}])
+    assert pred[0].reason == reason and pred[0].tags == []
+    assert pred[1].reason == abstain_reason(text, title="A study of the use of deep nets")
+
+
 def test_abstention_yields_no_tags(shipped_model):
     p = shipped_model.predict([{"abstract": "Deep nets."}])[0]
     assert p.tags == [] and p.scores == {} and p.reason.startswith("too short")

@@ -26,6 +26,18 @@ def rows(corpus_records, n):
     return out
 
 
+def wait_for_output(tmp_path, p, timeout=60):
+    """Wait until the running ``tagger`` has written a batch to its temporary output file
+    (so it is busy mid-stream), failing if it exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert p.poll() is None, "tagger finished before it could be interrupted: give it more input"
+        if any(x.name != "in.jsonl" and x.stat().st_size > 0 for x in tmp_path.iterdir()):
+            return
+        time.sleep(0.05)
+    raise AssertionError("no output within the timeout")
+
+
 def test_output_starts_before_the_input_ends(corpus_records):
     p = subprocess.Popen(CMD + ["label", "-", "--input-format", "jsonl", "-f", "jsonl"], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
@@ -120,11 +132,11 @@ def test_jsonl_text_field_option(tmp_path, corpus_records):
 
 def test_ctrl_c_with_jobs_2_is_quiet_and_leaves_no_file(tmp_path, corpus_records):
     src = tmp_path / "in.jsonl"
-    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 20000)))
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 100000)))
     out = tmp_path / "out.jsonl"
     p = subprocess.Popen(CMD + ["label", str(src), "--jobs", "2", "-o", str(out)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=ENV)
-    time.sleep(3)  # workers started and busy
+    wait_for_output(tmp_path, p)  # workers started and busy
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130
@@ -135,10 +147,10 @@ def test_ctrl_c_with_jobs_2_is_quiet_and_leaves_no_file(tmp_path, corpus_records
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_sigterm_removes_the_temporary_output(tmp_path, corpus_records, jobs):
     src = tmp_path / "in.jsonl"
-    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 20000)))
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 100000)))
     p = subprocess.Popen(CMD + ["label", str(src), "--jobs", jobs, "-o", str(tmp_path / "out.jsonl")],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
-    time.sleep(3)
+    wait_for_output(tmp_path, p)
     p.terminate()
     _, err = p.communicate(timeout=60)
     assert p.returncode == 143 and b"Traceback" not in err

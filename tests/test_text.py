@@ -2,7 +2,8 @@ import string
 
 from hypothesis import given, settings, strategies as st
 
-from tagger.text import Analyzer, decode_latex, document_text, fold, normalize
+from tagger.text import (RUN_RE, _TOKEN_RE, Analyzer, decode_latex, document_text, fold, is_token, normalize, run_bytes,
+                         token_text)
 
 
 def test_latex_accents_commands_and_math():
@@ -60,3 +61,24 @@ def test_analyzer_counts_every_plain_word(words):
     terms = an(" ".join(words))
     assert terms[:len(words)] == words
     assert len(terms) == 2 * len(words) - 1
+
+
+wide_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120)
+
+
+@settings(max_examples=400)
+@given(st.one_of(text_like, wide_text, st.lists(st.sampled_from(["self-\n", "-\r\n  ", "\u00ad", "\ufb01", "Ö", "é",
+                                                                  "\u0301", "\u00a0", "x", "2", " ", "\\emph{a}", "$"]),
+                                                 max_size=30).map("".join)))
+def test_token_text_gives_the_tokens_of_fold_normalize(s):
+    """The fast tokeniser path (no hyphen joining, no whitespace collapsing, bytes) yields
+    exactly the tokens the shipped model was trained on."""
+    want = _TOKEN_RE.findall(fold(normalize(s)))
+    runs = RUN_RE.findall(token_text(s))
+    assert [r for r in runs if is_token(r)] == want
+    assert [r.decode("ascii") for r in run_bytes(token_text(s))] == runs
+
+
+def test_run_bytes_on_ascii_and_other_text():
+    assert run_bytes("gpt-4 and 3d, x2") == [b"gpt", b"4", b"and", b"3d", b"x2"]
+    assert run_bytes("α-helix 3d") == [b"helix", b"3d"]
