@@ -113,11 +113,11 @@ class _Inputs:
         tables = {f for f in self.formats if f in ("csv", "tsv")}
         self.table_format = tables.pop() if len(tables) == 1 and len(set(self.formats)) == 1 else None
 
-    def records(self):
+    def records(self, lazy: bool = False):
         from .corpus import read_records
 
         for f, fmt in zip(self.files, self.formats):
-            yield from read_records(f, fmt, self.text_field, self.id_field)
+            yield from read_records(f, fmt, self.text_field, self.id_field, lazy=lazy)
 
 
 def _default_format(out_format, inputs, output):
@@ -184,7 +184,7 @@ class _AtomicOutput:
 
 def _stream(model, inputs, writer, opts, explain=0):
     """Label records and write them; returns (written, skipped)."""
-    from .labeling import label_stream
+    from .labeling import label_stream, render_stream
 
     skipped = []
 
@@ -199,14 +199,19 @@ def _stream(model, inputs, writer, opts, explain=0):
             seen[0] += 1
             yield rec
 
-    stream = label_stream(model, counted(inputs.records()), text_field=opts["text_field"], title_field=opts["title_field"],
-                          thresholds=opts["threshold"], facets=opts.get("facets"), min_words=opts["min_words"],
-                          explain=explain, on_error=opts["on_error"], warn=warn, jobs=opts["jobs"])
+    kw = dict(text_field=opts["text_field"], title_field=opts["title_field"], thresholds=opts["threshold"],
+              facets=opts.get("facets"), min_words=opts["min_words"], explain=explain, on_error=opts["on_error"],
+              warn=warn, jobs=opts["jobs"])
     try:
-        for rec, pred in stream:
-            writer.write(rec, pred)
-            if writer.count % 256 == 0:
+        if writer.renderer is not None:  # per-record output: rendered (and parsed) where the tagging is done
+            for text, n in render_stream(model, counted(inputs.records(lazy=True)), writer.renderer, **kw):
+                writer.write_rendered(text, n)
                 writer.fh.flush()
+        else:
+            for rec, pred in label_stream(model, counted(inputs.records()), **kw):
+                writer.write(rec, pred)
+                if writer.count % 256 == 0:
+                    writer.fh.flush()
     except TaggerError as e:
         if not seen[0]:  # a file-level error: nothing was read, nothing to count
             raise
@@ -573,13 +578,13 @@ def _kill_workers():
     reach them, and idle workers would otherwise linger, holding the caller's pipes open."""
     import signal
 
-    mod = sys.modules.get("joblib.externals.loky.reusable_executor")
-    executor = getattr(mod, "_executor", None)
-    for pid in list(getattr(executor, "_processes", None) or {}):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (OSError, TypeError):
-            pass
+    mod = sys.modules.get("tagger.labeling")
+    for executor in list(getattr(mod, "_POOL", {}).values()):
+        for pid in list(getattr(executor, "_processes", None) or {}):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (OSError, TypeError):
+                pass
 
 
 class _Terminated(KeyboardInterrupt):

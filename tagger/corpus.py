@@ -38,12 +38,16 @@ class Record:
     record number in its file), ``line`` (1-based line where it starts), ``source`` (file),
     ``default_id`` (``<file stem>:<n>``, for records whose input has no id)."""
 
-    fields: dict
+    fields: dict | None  # None: a JSON Lines line not parsed yet (``raw``; see parse_json_record)
     n: int
     line: int
     source: str
     default_id: str = ""
     error: str | None = None  # why this line is not a record (then ``fields`` is empty)
+    #: JSON Lines input: the line's text, so output can keep its bytes (``output.tagged_json``)
+    raw: str | None = None
+    #: JSON Lines input without an ``id``: the reader added ``fields["id"]``
+    id_added: bool = False
 
     def id(self, id_field: str = "id") -> str:
         """The record's id: its ``id_field`` value, else ``<file stem>:<n>``."""
@@ -167,11 +171,13 @@ def _finite_float(text):
     return v
 
 
-def read_jsonl(path: str, text_field: str = "abstract", lenient: bool = False):
+def read_jsonl(path: str, text_field: str = "abstract", lenient: bool = False, lazy: bool = False):
     """Records from JSON Lines: each non-blank line one JSON object.
 
     A line that is not a JSON object raises :class:`InputError`, or with ``lenient`` comes out
     as a :class:`Record` whose ``error`` says why (so ``--on-error skip`` can skip it).
+    ``lazy`` (implies ``lenient``) leaves each line unparsed (``fields`` None, ``raw`` the
+    line) for :func:`parse_json_record` to parse later, perhaps in a worker process.
     """
     stem = source_stem(path)
     n = 0
@@ -179,20 +185,36 @@ def read_jsonl(path: str, text_field: str = "abstract", lenient: bool = False):
         if not line.strip():
             continue
         n += 1
-        try:
-            obj = json.loads(line, parse_constant=_reject_constant, parse_float=_finite_float)
-            error = None if isinstance(obj, dict) else f"expected a JSON object, found {type(obj).__name__}"
-        except json.JSONDecodeError as e:
-            error = f"invalid JSON ({e.msg} at column {e.colno})"
-        except ValueError as e:
-            error = f"invalid JSON ({e})"
-        if error:
-            if not lenient:
-                raise InputError(f"{path}:{lineno}: {error}")
-            yield Record({}, n, lineno, path, f"{stem}:{n}", error)
+        rec = Record(None, n, lineno, path, f"{stem}:{n}", raw=line)
+        if lazy:
+            yield rec
             continue
-        obj.setdefault("id", f"{stem}:{n}")
-        yield Record(obj, n, lineno, path)
+        parse_json_record(rec)
+        if rec.error and not lenient:
+            raise InputError(f"{path}:{lineno}: {rec.error}")
+        yield rec
+
+
+def parse_json_record(rec: Record) -> Record:
+    """Parse a :class:`Record` read lazily from JSON Lines (``fields`` None): set ``fields``
+    (with ``id`` = ``default_id`` added when missing, then ``id_added``) or ``error``."""
+    if rec.fields is not None:
+        return rec
+    try:
+        obj = json.loads(rec.raw, parse_constant=_reject_constant, parse_float=_finite_float)
+        error = None if isinstance(obj, dict) else f"expected a JSON object, found {type(obj).__name__}"
+    except json.JSONDecodeError as e:
+        error = f"invalid JSON ({e.msg} at column {e.colno})"
+    except ValueError as e:
+        error = f"invalid JSON ({e})"
+    if error:
+        rec.fields, rec.error, rec.raw = {}, error, None
+        return rec
+    if "id" not in obj:
+        obj["id"] = rec.default_id
+        rec.id_added = True
+    rec.fields = obj
+    return rec
 
 
 def read_table(path: str, delimiter: str):
@@ -235,11 +257,13 @@ def read_table(path: str, delimiter: str):
         yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}")
 
 
-def read_records(path: str, fmt: str | None = None, text_field: str = "abstract", id_field: str = "id"):
-    """Stream :class:`Record` s from ``path`` in format ``fmt`` (detected when None)."""
+def read_records(path: str, fmt: str | None = None, text_field: str = "abstract", id_field: str = "id",
+                 lazy: bool = False):
+    """Stream :class:`Record` s from ``path`` in format ``fmt`` (detected when None);
+    ``lazy``: JSON Lines records come unparsed (see :func:`read_jsonl`)."""
     fmt = detect_format(path, fmt)
     if fmt == "jsonl":
-        return read_jsonl(path, text_field, lenient=True)
+        return read_jsonl(path, text_field, lenient=True, lazy=lazy)
     if fmt in ("csv", "tsv"):
         return read_table(path, "," if fmt == "csv" else "\t")
     if fmt == "txt":
@@ -248,7 +272,10 @@ def read_records(path: str, fmt: str | None = None, text_field: str = "abstract"
 
 
 def record_text_error(rec: Record, text_field: str) -> str | None:
-    """Why ``rec`` cannot be tagged (not a record, missing or non-string text field), or None."""
+    """Why ``rec`` cannot be tagged (not a record, missing or non-string text field), or None.
+    Parses a lazily read JSON Lines record first."""
+    if rec.fields is None:
+        parse_json_record(rec)
     if rec.error:
         return rec.error
     v = rec.fields.get(text_field)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from itertools import repeat
+from collections import defaultdict
+from itertools import count, islice
 
 from .text import FUNCTION_WORDS, Analyzer, run_bytes, token_text
 
@@ -205,32 +206,33 @@ class _BatchAnalyzer:
     def _reset(self) -> None:
         import numpy as np
 
-        self.ids: dict[bytes, int] = {}
-        self.part = np.empty(4096, dtype=np.int64)
-        self.function_word = np.empty(4096, dtype=bool)
+        #: run -> id; looking up a run not seen before inserts it with the next id
+        self.ids: dict[bytes, int] = defaultdict(count().__next__)
+        self.part = np.empty(0, dtype=np.int64)
+        self.function_word = np.empty(0, dtype=bool)
 
-    def _new_id(self, run_b: bytes) -> int:
-        """Id of a run (ASCII bytes) first seen in this batch (stems it once)."""
-        i = self.ids.get(run_b)
-        if i is not None:
-            return i
-        run = run_b.decode("ascii")
-        if run.isdigit():
-            part = -3
-        elif len(run) < 2 or run in self.stop:
-            part = -2
-        else:
-            part = self.parts.get(self.stem(run) if self.stem else run, -1)
-        i = len(self.ids)
-        if i == len(self.part):
-            import numpy as np
+    def _classify_new(self) -> None:
+        """Part and function-word flag of the runs added to ``ids`` since the last call
+        (the dictionary keeps insertion order, so they are its last keys); stems them in one call."""
+        import numpy as np
 
-            self.part = np.concatenate([self.part, np.empty_like(self.part)])
-            self.function_word = np.concatenate([self.function_word, np.empty_like(self.function_word)])
-        self.ids[run_b] = i
-        self.part[i] = part
-        self.function_word[i] = run in FUNCTION_WORDS
-        return i
+        old, total = len(self.part), len(self.ids)
+        runs = [r.decode("ascii") for r in islice(reversed(self.ids), total - old)][::-1]
+        part = np.full(len(runs), -1, dtype=np.int64)
+        words, where = [], []
+        for k, run in enumerate(runs):
+            if run.isdigit():
+                part[k] = -3
+            elif len(run) < 2 or run in self.stop:
+                part[k] = -2
+            else:
+                words.append(run)
+                where.append(k)
+        stems = self.stem.stem_words(words) if self.stem else words
+        get = self.parts.get
+        part[where] = [get(s, -1) for s in stems]
+        self.part = np.concatenate([self.part, part])
+        self.function_word = np.concatenate([self.function_word, [r in FUNCTION_WORDS for r in runs]])
 
     def transform(self, texts: list[str]) -> FeatureBatch:
         import numpy as np
@@ -244,10 +246,9 @@ class _BatchAnalyzer:
             r = run_bytes(token_text(t))
             runs += r
             lens.append(len(r))
-        ids = np.fromiter(map(self.ids.get, runs, repeat(-1)), dtype=np.int64, count=len(runs))
-        new = np.flatnonzero(ids < 0)
-        if new.size:
-            ids[new] = [self._new_id(runs[k]) for k in new.tolist()]
+        ids = np.fromiter(map(self.ids.__getitem__, runs), dtype=np.int64, count=len(runs))
+        if len(self.ids) > len(self.part):
+            self._classify_new()
         doc = np.repeat(np.arange(n_rows), lens)
         part = self.part[ids]
         is_token = part != -3

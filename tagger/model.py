@@ -189,10 +189,21 @@ class Model:
 
     def raw_scores_of(self, batch) -> "np.ndarray":
         """:meth:`raw_scores` of a :class:`~tagger.features.FeatureBatch` (n_rows, n_outputs)."""
+        import numpy as np
+
         raw = self.forest.raw_scores(batch.n_rows, batch.row, batch.col, batch.value)
-        if self.linear is not None:
+        if self.linear is not None and batch.row.size:
+            # sum over each row's entries of value * W[:, col]: numpy gathers, no BLAS (whose
+            # threads would spin beside a single-threaded pipeline)
             W, b = self.linear
-            raw += batch.dense(self.features.n_features) @ W.T + b
+            if getattr(self, "_WT", None) is None:
+                self._WT = np.ascontiguousarray(W.T)
+            rows, starts = np.unique(batch.row, return_index=True)
+            terms = np.take(self._WT, batch.col, axis=0)
+            terms *= batch.value[:, None]
+            raw[rows] += np.add.reduceat(terms, starts, axis=0)
+        if self.linear is not None:
+            raw += self.linear[1]
         return raw
 
     def _link(self, raw):
@@ -221,23 +232,31 @@ class Model:
         """
         import numpy as np
 
-        th = (self.thresholds if thresholds is None else np.full(len(self.labels), float(thresholds))).tolist()
-        keep = None if not facets else set(facets)
-        out = []
-        facet_cols = [(f_id, kind, [self._col[lb] for lb in labs]) for f_id, kind, labs in self.facets
-                      if keep is None or f_id in keep]
-        for row in proba.tolist():
-            tags, scores = [], {}
-            for f_id, kind, idx in facet_cols:
-                if kind == "exclusive":
-                    best = max(idx, key=lambda j: row[j])
-                    chosen = [best] if row[best] >= th[best] else []
-                else:
-                    chosen = [j for j in idx if row[j] >= th[j]]
-                for j in chosen:
-                    tags.append(self.labels[j])
-                    scores[self.labels[j]] = round(float(row[j]), 4)
-            out.append((tags, scores))
+        n = proba.shape[0]
+        th = self.thresholds if thresholds is None else np.full(len(self.labels), float(thresholds))
+        order = [self._col[lb] for _, _, labs in self.facets for lb in labs]  # taxonomy order
+        names = [self.labels[j] for j in order]
+        P = proba[:, order]
+        chosen = P >= th[order]
+        rows = np.arange(n)
+        pos = 0
+        for f_id, kind, labs in self.facets:
+            cols = slice(pos, pos + len(labs))
+            pos += len(labs)
+            if facets and f_id not in facets:
+                chosen[:, cols] = False
+            elif kind == "exclusive":  # only the most probable label can pass
+                best = cols.start + P[:, cols].argmax(axis=1)
+                passed = chosen[rows, best]
+                chosen[:, cols] = False
+                chosen[rows, best] = passed
+        r, c = np.nonzero(chosen)  # row-major: each row's tags in taxonomy order
+        tags = [names[j] for j in c.tolist()]
+        scores = [round(v, 4) for v in P[r, c].tolist()]
+        out, k = [], 0
+        for m in np.bincount(r, minlength=n).tolist():
+            out.append((tags[k:k + m], dict(zip(tags[k:k + m], scores[k:k + m]))))
+            k += m
         return out
 
     def predict(self, records, *, text_field="abstract", title_field="title", thresholds=None,

@@ -22,21 +22,35 @@ def training_stemmer():
     return SnowballStemmer("english").stem
 
 
-def label_time_stemmer(exceptions: dict[str, str] | None = None):
-    """A ``str -> str`` stemmer equal to :func:`training_stemmer` on every token in ``exceptions``'s corpus.
+def label_time_stemmer(exceptions: dict[str, str] | None = None) -> "LabelTimeStemmer":
+    """A stemmer equal to :func:`training_stemmer` on every token in ``exceptions``'s corpus.
 
     ``exceptions`` maps tokens to nltk's stems where ``snowballstemmer`` differs (from the model).
     """
-    import snowballstemmer
+    return LabelTimeStemmer(exceptions)
 
-    base = snowballstemmer.stemmer("english").stemWord
-    exc = dict(exceptions or {})
 
-    def stem(token: str) -> str:
-        s = exc.get(token)
-        return s if s is not None else base(token)
+class LabelTimeStemmer:
+    """``snowballstemmer``'s English stemmer with a table of exceptions applied first.
 
-    return stem
+    Call it on one token (``str -> str``) or use :meth:`stem_words` on a list (one call into
+    PyStemmer's C code for the whole list).
+    """
+
+    def __init__(self, exceptions: dict[str, str] | None = None):
+        import snowballstemmer
+
+        self._stemmer = snowballstemmer.stemmer("english")
+        self.exceptions = dict(exceptions or {})
+
+    def __call__(self, token: str) -> str:
+        s = self.exceptions.get(token)
+        return s if s is not None else self._stemmer.stemWord(token)
+
+    def stem_words(self, tokens: list[str]) -> list[str]:
+        """The stems of ``tokens``, in order."""
+        exc = self.exceptions
+        return [exc.get(t, s) for t, s in zip(tokens, self._stemmer.stemWords(tokens))]
 
 
 def stem_exceptions(tokens, reference) -> dict[str, str]:

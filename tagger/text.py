@@ -57,19 +57,23 @@ def decode_latex(text: str) -> str:
     ``$\\mathcal{O}(n^2)$`` -> ``O(n^2)``, ``$\\alpha$`` -> ``alpha``, ``~`` -> space.
     Unknown commands keep their name as a word; remaining grouping braces are dropped.
     """
-    if "\\" not in text and "$" not in text and "{" not in text and "~" not in text:
+    backslash = "\\" in text
+    if not backslash and "$" not in text and "{" not in text and "~" not in text:
         return text
-    text = _ACCENT_RE.sub(_accent, text)
-    text = _LETTER_RE.sub(lambda m: _LETTERS[m.group(1)], text)
-    text = text.replace("\\\\", " ")
-    text = _MATH_RE.sub(lambda m: " " + m.group(1) + " ", text)
-    for _ in range(3):  # nested \textbf{\emph{x}}
-        new = _CMD_ARG_RE.sub(r"\1", text)
-        if new == text:
-            break
-        text = new
-    text = _ESCAPED_RE.sub(lambda m: "\x00" + m.group(1), text)  # protect \& \% ... from the steps below
-    text = _CMD_RE.sub(r" \1 ", text)
+    if backslash:  # each step below needs a backslash, skipped when there is none
+        text = _ACCENT_RE.sub(_accent, text)
+        text = _LETTER_RE.sub(lambda m: _LETTERS[m.group(1)], text)
+        text = text.replace("\\\\", " ")
+    if "$" in text:
+        text = _MATH_RE.sub(lambda m: " " + m.group(1) + " ", text)
+    if backslash:
+        for _ in range(3):  # nested \textbf{\emph{x}}
+            new = _CMD_ARG_RE.sub(r"\1", text)
+            if new == text:
+                break
+            text = new
+        text = _ESCAPED_RE.sub(lambda m: "\x00" + m.group(1), text)  # protect \& \% ... from the steps below
+        text = _CMD_RE.sub(r" \1 ", text)
     text = text.replace("{", "").replace("}", "").replace("~", " ").replace("---", "\u2014").replace("--", "\u2013")
     return text.replace("\x00", "")
 
@@ -97,7 +101,15 @@ def fold(text: str) -> str:
     text = text.lower()
     if text.isascii():
         return text
-    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    text = unicodedata.normalize("NFKD", text)
+    return _NON_ASCII_RE.sub(_drop_combining, text)  # the ASCII stretches in between stay as they are
+
+
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]+")
+
+
+def _drop_combining(m: re.Match) -> str:
+    return "".join(c for c in m.group() if not unicodedata.combining(c))
 
 
 def token_text(text: str) -> str:

@@ -155,3 +155,45 @@ def test_sigterm_removes_the_temporary_output(tmp_path, corpus_records, jobs):
     _, err = p.communicate(timeout=60)
     assert p.returncode == 143 and b"Traceback" not in err
     assert sorted(x.name for x in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+def _children(pid):
+    """Process ids whose parent is ``pid`` (Linux /proc)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(d))
+            except (OSError, ValueError, IndexError):
+                pass
+    return out
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="worker clean-up on parent death uses Linux's PR_SET_PDEATHSIG")
+def test_workers_die_with_a_killed_parent(tmp_path, corpus_records):
+    """kill -9 of tagger (no handler can run) still ends its --jobs workers, so none lingers
+    holding the caller's pipes open."""
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 100000)))
+    p = subprocess.Popen(CMD + ["label", str(src), "--jobs", "3", "-o", str(tmp_path / "out.jsonl")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    wait_for_output(tmp_path, p)
+    workers = _children(p.pid)
+    assert len(workers) == 2  # --jobs 3: this process and two workers
+    p.kill()
+    p.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while [w for w in workers if _alive(w)] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [w for w in workers if _alive(w)] == []
+
+
+def _alive(pid):
+    """True while ``pid`` runs (a zombie, dead but not yet reaped, counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -82,3 +82,12 @@ def test_token_text_gives_the_tokens_of_fold_normalize(s):
 def test_run_bytes_on_ascii_and_other_text():
     assert run_bytes("gpt-4 and 3d, x2") == [b"gpt", b"4", b"and", b"3d", b"x2"]
     assert run_bytes("α-helix 3d") == [b"helix", b"3d"]
+
+
+@settings(max_examples=300)
+@given(st.one_of(text_like, wide_text))
+def test_fold_drops_exactly_the_combining_marks(s):
+    import unicodedata
+
+    want = "".join(c for c in unicodedata.normalize("NFKD", s.lower()) if not unicodedata.combining(c))
+    assert fold(s) == (s.lower() if s.isascii() else want)
