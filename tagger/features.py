@@ -171,7 +171,8 @@ class _BatchAnalyzer:
         from .stemming import label_time_stemmer
 
         self.stem = label_time_stemmer(feats.stem_exceptions) if feats.stem else None
-        self.stop = frozenset(feats.stop_words)
+        self._stop_bytes = frozenset(w.encode("ascii", "replace") for w in feats.stop_words)
+        self._function_words = frozenset(w.encode("ascii") for w in FUNCTION_WORDS)  # as runs
         self.sublinear = feats.sublinear_tf
         self.idf = np.asarray(feats.idf, dtype=np.float64)
         self.n_features = len(feats.terms)
@@ -208,31 +209,30 @@ class _BatchAnalyzer:
 
         #: run -> id; looking up a run not seen before inserts it with the next id
         self.ids: dict[bytes, int] = defaultdict(count().__next__)
-        self.part = np.empty(0, dtype=np.int64)
-        self.function_word = np.empty(0, dtype=bool)
+        self.n_known = 0  # ids below this have their facts in the arrays below
+        self.part = np.empty(4096, dtype=np.int64)
+        self.function_word = np.empty(4096, dtype=bool)
 
     def _classify_new(self) -> None:
         """Part and function-word flag of the runs added to ``ids`` since the last call
-        (the dictionary keeps insertion order, so they are its last keys); stems them in one call."""
+        (the dictionary keeps insertion order, so they are its last keys); the ones that can
+        be terms are stemmed in one call."""
         import numpy as np
 
-        old, total = len(self.part), len(self.ids)
-        runs = [r.decode("ascii") for r in islice(reversed(self.ids), total - old)][::-1]
-        part = np.full(len(runs), -1, dtype=np.int64)
-        words, where = [], []
-        for k, run in enumerate(runs):
-            if run.isdigit():
-                part[k] = -3
-            elif len(run) < 2 or run in self.stop:
-                part[k] = -2
-            else:
-                words.append(run)
-                where.append(k)
+        old, total = self.n_known, len(self.ids)
+        runs = list(islice(reversed(self.ids), total - old))[::-1]
+        while len(self.part) < total:  # grown by doubling: amortised O(1) per run
+            self.part = np.concatenate([self.part, np.empty_like(self.part)])
+            self.function_word = np.concatenate([self.function_word, np.empty_like(self.function_word)])
+        stop = self._stop_bytes
+        part = [(-3 if r.isdigit() else -2) if (len(r) < 2 or r in stop or r.isdigit()) else -1 for r in runs]
+        words = [r.decode("ascii") for r, p in zip(runs, part) if p == -1]
         stems = self.stem.stem_words(words) if self.stem else words
         get = self.parts.get
-        part[where] = [get(s, -1) for s in stems]
-        self.part = np.concatenate([self.part, part])
-        self.function_word = np.concatenate([self.function_word, [r in FUNCTION_WORDS for r in runs]])
+        it = iter([get(s, -1) for s in stems])
+        self.part[old:total] = [next(it) if p == -1 else p for p in part]
+        self.function_word[old:total] = [r in self._function_words for r in runs]
+        self.n_known = total
 
     def transform(self, texts: list[str]) -> FeatureBatch:
         import numpy as np
@@ -247,7 +247,7 @@ class _BatchAnalyzer:
             runs += r
             lens.append(len(r))
         ids = np.fromiter(map(self.ids.__getitem__, runs), dtype=np.int64, count=len(runs))
-        if len(self.ids) > len(self.part):
+        if len(self.ids) > self.n_known:
             self._classify_new()
         doc = np.repeat(np.arange(n_rows), lens)
         part = self.part[ids]

@@ -39,9 +39,9 @@ class BatchJob:
     on), tags the rest with ``Model.predict(**predict_kw)`` and, when ``render`` (an
     :class:`~tagger.output.Renderer`) is given, renders them.
 
-    Calling it returns ``(result, warnings, failure)``: ``result`` is ``(text, n)`` (the
-    rendered text of ``n`` records; ``json`` elements joined with ``",\\n"``) with ``render``,
-    else ``[(index in batch, (tags, scores, reason, explanations)), ...]``; ``warnings`` the
+    Calling it returns ``(result, warnings, failure)``: ``result`` is ``[(index in batch,
+    Renderer.part), ...]`` with ``render``, else ``[(index in batch, (tags, scores, reason,
+    explanations)), ...]``; ``warnings`` the
     messages of skipped records; ``failure`` the message of the record that stopped the
     batch, or None.  Messages name the file and line.
     """
@@ -65,19 +65,17 @@ class BatchJob:
         preds = model.predict([records[i].fields for i in good], **self.predict_kw) if good else []
         if self.render is None:
             return [(i, (p.tags, p.scores, p.reason, p.explanations)) for i, p in zip(good, preds)], warnings, failure
-        texts = [self.render(records[i], p) for i, p in zip(good, preds)]
-        return ((",\n" if self.render.fmt == "json" else "").join(texts), len(texts)), warnings, failure
+        return [(i, self.render.part(records[i], p)) for i, p in zip(good, preds)], warnings, failure
 
 
 def run_batches(model, job: BatchJob, records, *, batch_size=BATCH_SIZE, jobs=1, ship=None):
     """``(batch, job(model, batch))`` for each batch of ``records``, in input order.
 
-    ``jobs`` > 1 shares the batches between this process and ``jobs - 1`` worker processes
-    (:func:`_executor`): each worker is kept two batches ahead and this process tags the
-    batches in between itself, so ``jobs`` processes are busy, not ``jobs`` workers plus an
-    idle reader competing with them for the cores.  At most ``4 * jobs`` batches are held,
-    so memory stays flat.  ``ship(batch)`` gives what is sent to a worker (default: the
-    batch itself).
+    ``jobs`` > 1 runs the job in that many worker processes (:func:`_executor`) while this
+    process only reads records and hands out batches, at most ``2 * jobs`` in flight, so
+    memory stays flat.  ``ship(batch)`` gives what is sent to a worker (default: the batch
+    itself).  (Tagging batches in this process as well, between hand-outs, was measured no
+    faster: its busy main thread then delays the executor's own threads.)
     """
     if jobs <= 1:
         for batch in batched(records, batch_size):
@@ -85,25 +83,20 @@ def run_batches(model, job: BatchJob, records, *, batch_size=BATCH_SIZE, jobs=1,
         return
     from collections import deque
 
-    executor = _executor(model, jobs - 1)
-    window: deque = deque()  # [batch, future or None, result], in input order
+    executor = _executor(model, jobs)
+    window: deque = deque()  # (batch, future), in input order
     try:
         for batch in batched(records, batch_size):
-            busy = sum(1 for _, fut, _ in window if fut is not None and not fut.done())
-            if busy < 2 * (jobs - 1):
-                window.append((batch, executor.submit(_in_worker, job, ship(batch) if ship else batch), None))
-            else:
-                window.append((batch, None, job(model, batch)))
-            while window and (window[0][1] is None or window[0][1].done() or len(window) > 4 * jobs):
-                b, fut, result = window.popleft()
-                yield b, (result if fut is None else fut.result())
+            window.append((batch, executor.submit(_in_worker, job, ship(batch) if ship else batch)))
+            if len(window) > 2 * jobs:
+                b, fut = window.popleft()
+                yield b, fut.result()
         while window:
-            b, fut, result = window.popleft()
-            yield b, (result if fut is None else fut.result())
+            b, fut = window.popleft()
+            yield b, fut.result()
     finally:
-        for _, fut, _ in window:  # the reader stopped early (`| head`), or an error
-            if fut is not None:
-                fut.cancel()
+        for _, fut in window:  # the reader stopped early (`| head`), or an error
+            fut.cancel()
 
 
 def label_stream(model, records, *, text_field="abstract", title_field="title", thresholds=None,
@@ -147,11 +140,12 @@ def render_stream(model, records, render, *, text_field="abstract", title_field=
     parsing happens there too."""
     job = BatchJob(_predict_kw(model, text_field, title_field, thresholds, facets, min_words, explain),
                    text_field, on_error, render)
-    for _, (result, warnings, failure) in run_batches(model, job, records, batch_size=batch_size, jobs=jobs):
+    sep = ",\n" if render.fmt == "json" else ""
+    for batch, (result, warnings, failure) in run_batches(model, job, records, batch_size=batch_size, jobs=jobs):
         for w in warnings:
             if warn:
                 warn(w)
-        yield result
+        yield sep.join([render.assemble(batch[i], part) for i, part in result]), len(result)
         if failure is not None:
             raise InputError(failure)
 

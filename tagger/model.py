@@ -130,6 +130,7 @@ class Model:
         self.thresholds = np.array([manifest["thresholds"][lb] for lb in self.labels])
         self._col = {lb: j for j, lb in enumerate(self.labels)}
         self._boosters = {}
+        self._WT = None  # the linear base's weights, transposed (n_features, n_outputs), on first use
 
     # -- loading --------------------------------------------------------------------------
     @classmethod
@@ -195,13 +196,16 @@ class Model:
         if self.linear is not None and batch.row.size:
             # sum over each row's entries of value * W[:, col]: numpy gathers, no BLAS (whose
             # threads would spin beside a single-threaded pipeline)
-            W, b = self.linear
-            if getattr(self, "_WT", None) is None:
-                self._WT = np.ascontiguousarray(W.T)
-            rows, starts = np.unique(batch.row, return_index=True)
-            terms = np.take(self._WT, batch.col, axis=0)
+            if self._WT is None:
+                from .forest import Scratch
+
+                self._WT, self._scratch = np.ascontiguousarray(self.linear[0].T), Scratch()
+            row = batch.row
+            starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))  # row is sorted
+            terms = np.take(self._WT, batch.col, axis=0,
+                            out=self._scratch("terms", row.size * self._WT.shape[1], np.float64).reshape(row.size, -1))
             terms *= batch.value[:, None]
-            raw[rows] += np.add.reduceat(terms, starts, axis=0)
+            raw[row[starts]] += np.add.reduceat(terms, starts, axis=0)
         if self.linear is not None:
             raw += self.linear[1]
         return raw
