@@ -117,8 +117,8 @@ def label_stream(model, records, *, text_field="abstract", title_field="title", 
                    text_field, on_error)
 
     def ship(batch):  # a worker needs only the text and title of each record
-        return [Record({k: r.fields.get(k) for k in (text_field, title_field)}, r.n, r.line, r.source)
-                if r.fields is not None else r for r in batch]
+        return [Record({k: r.fields.get(k) for k in (text_field, title_field) if k in r.fields}, r.n, r.line, r.source,
+                       r.default_id, r.error) if r.fields is not None else r for r in batch]
 
     for batch, (result, warnings, failure) in run_batches(model, job, records, batch_size=batch_size, jobs=jobs,
                                                           ship=ship):

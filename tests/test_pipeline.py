@@ -83,16 +83,29 @@ def test_ctrl_c_exits_130_without_traceback():
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err
 
 
-@pytest.mark.parametrize("fmt", ["jsonl", "tsv"])
-def test_jobs_2_is_byte_identical_to_jobs_1(tmp_path, corpus_records, fmt):
+@pytest.mark.parametrize("fmt, lines", [("jsonl", 1201), ("tsv", 1201), ("json", 1203), ("pairs", None), ("text", None),
+                                         ("csv", 1202)])
+def test_jobs_2_is_byte_identical_to_jobs_1(tmp_path, corpus_records, fmt, lines):
+    """Same bytes with --jobs 2 as with --jobs 1 in every output format, with a bad record
+    (skipped, and warned about once) and a record that already has tags (re-serialised)."""
     src = tmp_path / "in.jsonl"
-    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 1200)))
+    recs = rows(corpus_records, 1200)
+    recs[7]["tags"] = ["stale"]
+    src.write_text("".join(json.dumps(r) + "\n" for r in recs[:300]) + "{not json\n"
+                   + "".join(json.dumps(r) + "\n" for r in recs[300:]))
     outs = []
     for jobs in ("1", "2"):
-        r = subprocess.run(CMD + ["label", str(src), "-f", fmt, "--jobs", jobs], capture_output=True, env=ENV, timeout=300)
+        r = subprocess.run(CMD + ["label", str(src), "-f", fmt, "--jobs", jobs, "--on-error", "skip"], capture_output=True,
+                           env=ENV, timeout=300)
         assert r.returncode == 0, r.stderr
+        assert r.stderr.count(b"in.jsonl:301: invalid JSON") == 1
         outs.append(r.stdout)
-    assert outs[0] == outs[1] and outs[0].count(b"\n") == 1200
+    assert outs[0] == outs[1]
+    if lines:
+        assert outs[0].count(b"\n") == lines - 1
+    if fmt == "jsonl":
+        first = json.loads(outs[0].splitlines()[0])
+        assert list(first)[:5] == ["id", "title", "abstract", "extra", "tags"]
 
 
 def test_csv_keeps_every_column_and_gz_input(tmp_path, corpus_records):
@@ -197,3 +210,28 @@ def _alive(pid):
             return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_label_stream_in_workers_equals_in_process(shipped_model, corpus_records, monkeypatch, start):
+    """label_stream (the Python API, `tagger filter`) gives the same predictions with two
+    workers as in this process, with forked workers (sharing the loaded model) and with
+    spawned ones (loading it), the fallback where fork is unavailable."""
+    import multiprocessing
+
+    from tagger import labeling
+    from tagger.corpus import Record
+
+    if start == "spawn":
+        monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setattr(labeling, "_POOL", {})
+    recs = [Record(dict(r), i + 1, i + 1, "x.jsonl") for i, r in enumerate(corpus_records[:600])]
+    recs[5] = Record({"title": "no abstract"}, 6, 6, "x.jsonl")
+    warned = []
+    here = [(r.n, p) for r, p in labeling.label_stream(shipped_model, recs, on_error="skip", warn=warned.append)]
+    there = [(r.n, p) for r, p in labeling.label_stream(shipped_model, recs, on_error="skip", warn=warned.append, jobs=2,
+                                                        batch_size=100)]
+    assert here == there and len(here) == 599
+    assert warned == ["x.jsonl:6: record 6 has no 'abstract' field; skipped"] * 2
+    for ex in labeling._POOL.values():
+        ex.shutdown()
