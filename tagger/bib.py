@@ -530,10 +530,23 @@ def _accent(arg: str, mark: str) -> str:
     return unicodedata.normalize("NFC", base + mark) + arg[1:]
 
 
+#: where the "lookbehind" and "parity" readings of backslashes (see :func:`_scan_entry`) can differ
+_BACKSLASH_DELIMITER = re.compile(r'\\[{}"]')
+
+#: a stretch of characters that :func:`_decode` copies as they are
+_PLAIN_RUN = re.compile(r"[^\\{}$~\-`']+")
+
+
 def _decode(s: str) -> str:
     out: list[str] = []
     i, n = 0, len(s)
+    plain = _PLAIN_RUN.match
     while i < n:
+        m = plain(s, i)
+        if m:  # ordinary characters, copied in one step
+            out.append(m.group())
+            i = m.end()
+            continue
         c = s[i]
         if c == "\\":
             if i + 1 >= n:
@@ -917,10 +930,13 @@ class _Analysis:
         ]:
             cand.reasons.append("bibtexparser and the strict reader disagree on this entry")
             return cand
-        try:
-            par = _scan_entry(text, s, "parity")
-        except _ScanError:
-            par = None
+        if _BACKSLASH_DELIMITER.search(text, s, e) is None:
+            par = ent  # the two readings differ only at a backslash before a delimiter
+        else:
+            try:
+                par = _scan_entry(text, s, "parity")
+            except _ScanError:
+                par = None
         if par is None or par.spans() != ent.spans() or par.end != ent.end:
             cand.reasons.append("ambiguous backslash before a delimiter (e.g. `\\\\}`)")
             return cand
@@ -1097,7 +1113,7 @@ def _check_tags(tags: Sequence[str], facets: frozenset[str], key: str) -> list[s
 
 
 def update_bib_text(text: str, predict: Predict, *, facets: Collection[str],
-                    field: str | None = None) -> BibReport:
+                    field: str | None = None, verify: bool = True) -> BibReport:
     """Bring the tags of every entry with an abstract up to date, in memory.
 
     Args:
@@ -1111,6 +1127,9 @@ def update_bib_text(text: str, predict: Predict, *, facets: Collection[str],
             tool's, every other term is the user's.
         field: ``None`` to merge into ``keywords``; a field name to own that field instead
             (its value replaced wholesale).  Must not be ``abstract`` or ``title``.
+        verify: re-parse the edited text and drop the edits that do not come out as planned
+            (what is written is always verified; ``--check``, which writes nothing, skips it:
+            it is half the cost of a check).
 
     Returns:
         A :class:`BibReport`.  ``new_text`` differs from ``text`` only inside tag fields.
@@ -1180,7 +1199,7 @@ def update_bib_text(text: str, predict: Predict, *, facets: Collection[str],
     # apply, verify, and drop unverifiable edits until the result is verified
     while True:
         new_text = _apply(text, [e for _, e, _ in edits.values()])
-        if not edits:
+        if not edits or not verify:
             break
         bad = _verify(an, new_text, edits, field)
         if not bad:
@@ -1356,7 +1375,7 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets: Collect
                   f"bytes; file left untouched", file=err)
             rc = 2
             continue
-        report = update_bib_text(text, predict, facets=facets, field=field)
+        report = update_bib_text(text, predict, facets=facets, field=field, verify=not check)
         for line, key, reason in report.problems:
             print(f"{path}:{line}: {key}: {reason}", file=err)
         if strict and report.problems:
