@@ -2,10 +2,10 @@
 
 Training (:func:`fit_tfidf`) runs scikit-learn's ``TfidfVectorizer`` with our
 :class:`tagger.text.Analyzer` and keeps what it learned (vocabulary in column order, idf) as
-plain data in :class:`TfidfFeatures`.  Labelling applies that data with a few lines of numpy
-(:meth:`TfidfFeatures.transform_rows`): importing scikit-learn costs about 1 s, the transform
-itself is simple, and ``tests/test_features.py`` checks ours equals ``TfidfVectorizer.transform``
-to 1e-12.  The formula is scikit-learn's: ``tf = 1 + ln(count)`` (``sublinear_tf``), times
+plain data in :class:`TfidfFeatures`.  Labelling applies that data batch-wise in numpy
+(:meth:`TfidfFeatures.transform`, :class:`_BatchAnalyzer`): importing scikit-learn costs about
+1 s, the transform itself is simple, and ``tests/test_features.py`` checks ours equals
+``TfidfVectorizer.transform`` to 1e-12.  The formula is scikit-learn's: ``tf = 1 + ln(count)`` (``sublinear_tf``), times
 ``idf = ln((1 + n) / (1 + df)) + 1`` (``smooth_idf``), each row scaled to unit L2 norm.
 """
 

@@ -161,31 +161,39 @@ _POOL: dict = {}  # (model path, jobs) -> executor, one per process
 
 
 def _executor(model, jobs: int):
-    """A pool of ``jobs`` worker processes (the standard library's ``ProcessPoolExecutor``),
-    each with ``model``.
+    """A pool of ``jobs`` worker processes, each with ``model``, each with one BLAS/OpenMP
+    thread (no oversubscription).
 
-    Where the platform can fork (Linux, macOS), workers are forked from this process after
-    the model is loaded, so they start in milliseconds and share its memory; elsewhere they
-    are spawned and load the model from ``model.path`` once.  Either way each worker keeps
-    BLAS/OpenMP to one thread.  (joblib's loky executor spawns fresh interpreters, 0.4 s
-    per worker before the first batch, a fifth of a 20,000-abstract run.)
+    Where the platform can fork (Linux, macOS), the standard library's ProcessPoolExecutor
+    forks them from this process after the model is loaded: they start in milliseconds and
+    share its memory.  Elsewhere joblib's loky executor spawns them and each loads the model
+    from ``model.path`` once.  (loky cannot fork, and spawning costs about 0.4 s per worker
+    before the first batch: a fifth of a 20,000-abstract run on 2 cores.)
     """
     import multiprocessing
-    import os
-    from concurrent.futures import ProcessPoolExecutor
 
     key = (str(model.path), jobs)
     if key not in _POOL:
-        for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            os.environ[v] = "1"  # read by a spawned worker's numpy; forked ones make no BLAS calls
-        fork = "fork" in multiprocessing.get_all_start_methods()
-        _WORKER_MODEL[:] = [model] if fork else []
-        ctx = multiprocessing.get_context("fork" if fork else "spawn")
-        _POOL[key] = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_start_worker,
-                                         initargs=(str(model.path),))
+        if "fork" in multiprocessing.get_all_start_methods():
+            from concurrent.futures import ProcessPoolExecutor
+
+            _WORKER_MODEL[:] = [model]
+            _POOL[key] = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                                             initializer=_start_worker, initargs=(str(model.path),))
+        else:
+            import os
+
+            from joblib.externals.loky import get_reusable_executor
+
+            # after Ctrl-C, loky's resource tracker reports the semaphores it cleans up
+            os.environ.setdefault("PYTHONWARNINGS", "ignore::UserWarning")
+            _POOL[key] = get_reusable_executor(max_workers=jobs, env=dict(_ONE_THREAD), initializer=_start_worker,
+                                               initargs=(str(model.path),), reuse=True)
     return _POOL[key]
 
 
+#: environment that keeps BLAS and OpenMP (LightGBM, for --explain) to one thread per worker
+_ONE_THREAD = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 _WORKER_MODEL = []
 
 
@@ -198,6 +206,7 @@ def _start_worker(path: str) -> None:
     # Ctrl-C reaches the whole process group: the parent reports it (exit 130); a worker
     # just stops, without a traceback of its own
     signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    os.environ.update(_ONE_THREAD)  # before anything here loads BLAS or OpenMP
     _die_with_parent()
     if not _WORKER_MODEL:
         from .model import Model

@@ -41,6 +41,8 @@ class LabelTimeStemmer:
         import snowballstemmer
 
         self._stemmer = snowballstemmer.stemmer("english")
+        if hasattr(self._stemmer, "maxCacheSize"):  # PyStemmer: callers keep their own cache,
+            self._stemmer.maxCacheSize = 0  # and its own costs 0.6 us a word (1.0 against 0.4)
         self.exceptions = dict(exceptions or {})
 
     def __call__(self, token: str) -> str:

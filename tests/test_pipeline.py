@@ -216,7 +216,8 @@ def _alive(pid):
 def test_label_stream_in_workers_equals_in_process(shipped_model, corpus_records, monkeypatch, start):
     """label_stream (the Python API, `tagger filter`) gives the same predictions with two
     workers as in this process, with forked workers (sharing the loaded model) and with
-    spawned ones (loading it), the fallback where fork is unavailable."""
+    spawned ones (joblib's loky executor, each loading the model), the fallback where fork
+    is unavailable."""
     import multiprocessing
 
     from tagger import labeling
