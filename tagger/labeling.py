@@ -262,21 +262,24 @@ def _carried(fields: dict, need_scores: bool):
     return tags, dict(scores or {})
 
 
-def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, batch_size=BATCH_SIZE, **kw):
+def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, batch_size=BATCH_SIZE, jobs=1, **kw):
     """Like :func:`label_stream`, but a record that already carries ``tags`` (and, when
     ``need_scores``, ``scores``) keeps them unless ``retag``; only the others are tagged, by
-    the model that ``get_model()`` returns (called at most once, and only if needed)."""
+    the model that ``get_model()`` returns (called at most once, and only if needed).
+
+    Records are taken ``2 * jobs`` batches at a time, so that the ones to tag fill the
+    workers' batches; memory stays bounded by that."""
     from .model import Prediction
 
     model = None
-    for chunk in batched(records, batch_size):
+    for chunk in batched(records, batch_size * 2 * max(jobs, 1)):
         carried = [None if retag else _carried(r.fields, need_scores) for r in chunk]
         todo = [r for r, c in zip(chunk, carried) if c is None]
         tagged = {}
         if todo:
             if model is None:
                 model = get_model()
-            for rec, pred in label_stream(model, todo, batch_size=batch_size, **kw):
+            for rec, pred in label_stream(model, todo, batch_size=batch_size, jobs=jobs, **kw):
                 tagged[id(rec)] = pred
         for rec, c in zip(chunk, carried):
             if c is not None:

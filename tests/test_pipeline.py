@@ -236,3 +236,22 @@ def test_label_stream_in_workers_equals_in_process(shipped_model, corpus_records
     assert warned == ["x.jsonl:6: record 6 has no 'abstract' field; skipped"] * 2
     for ex in labeling._POOL.values():
         ex.shutdown()
+
+
+def test_filter_with_jobs_2_matches_jobs_1(tmp_path, corpus_records):
+    """`tagger filter --jobs 2` keeps the same records, in the same order, as --jobs 1, with
+    some records already tagged (trusted) among those tagged on the fly."""
+    src = tmp_path / "in.jsonl"
+    recs = rows(corpus_records, 1500)
+    for r in recs[::7]:
+        r["tags"] = ["modality:text"]
+    src.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    outs = []
+    for jobs in ("1", "2"):
+        r = subprocess.run(CMD + ["filter", "modality:text and not method:cnn", str(src), "--jobs", jobs],
+                           capture_output=True, env=ENV, timeout=300)
+        assert r.returncode == 0, r.stderr
+        outs.append(r.stdout)
+    assert outs[0] == outs[1]
+    kept = [json.loads(x) for x in outs[0].splitlines()]
+    assert len(kept) > 200 and {k["id"] for k in kept} >= {r["id"] for r in recs[::7]}
