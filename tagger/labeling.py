@@ -6,8 +6,7 @@ per-record output format calls :func:`render_stream`, which yields finished outp
 Both read lazily and work in batches (:class:`BatchJob`), so memory stays flat and the first
 results come out before the input ends.  With ``jobs`` > 1 the batches go to worker
 processes; for :func:`render_stream` everything but reading lines and writing text happens
-there (JSON parsing included), which is what lets two workers run nearly twice as fast as
-one process.
+there (JSON parsing included), so the reading process stays nearly idle.
 """
 
 from __future__ import annotations
@@ -41,9 +40,9 @@ class BatchJob:
 
     Calling it returns ``(result, warnings, failure)``: ``result`` is ``[(index in batch,
     Renderer.part), ...]`` with ``render``, else ``[(index in batch, (tags, scores, reason,
-    explanations)), ...]``; ``warnings`` the
-    messages of skipped records; ``failure`` the message of the record that stopped the
-    batch, or None.  Messages name the file and line.
+    explanations)), ...]``; ``warnings`` the messages of skipped records; ``failure`` the
+    message of the record that stopped the batch, or None.  Messages name the file and line.
+    The model sees at most ``BATCH_SIZE`` records at a time.
     """
 
     predict_kw: dict
@@ -62,7 +61,9 @@ class BatchJob:
             else:
                 failure = f"{rec.source}:{rec.line}: {err}"  # the records before it are still tagged
                 break
-        preds = model.predict([records[i].fields for i in good], **self.predict_kw) if good else []
+        preds = []
+        for k in range(0, len(good), BATCH_SIZE):  # the model's batch size, whatever the task's
+            preds += model.predict([records[i].fields for i in good[k:k + BATCH_SIZE]], **self.predict_kw)
         if self.render is None:
             return [(i, (p.tags, p.scores, p.reason, p.explanations)) for i, p in zip(good, preds)], warnings, failure
         return [(i, self.render.part(records[i], p)) for i, p in zip(good, preds)], warnings, failure
