@@ -142,6 +142,8 @@ class _AtomicOutput:
     def __enter__(self):
         if self.path is None or self.path == "-":
             self.fh = sys.stdout
+            if hasattr(self.fh, "reconfigure"):  # a lone surrogate from a JSON escape: written as \udXXX
+                self.fh.reconfigure(errors="backslashreplace")
             return self.fh
         import tempfile
 
@@ -164,7 +166,7 @@ class _AtomicOutput:
             os.umask(umask)
             mode = 0o666 & ~umask
         os.chmod(self.tmp, mode)
-        self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="", errors="backslashreplace")
         return self.fh
 
     def __exit__(self, exc_type, exc, tb):
@@ -215,8 +217,17 @@ def _stream(model, inputs, writer, opts, explain=0):
     except TaggerError as e:
         if not seen[0]:  # a file-level error: nothing was read, nothing to count
             raise
-        raise TaggerError(f"{e} ({writer.count} records were written before it)") from None
+        raise TaggerError(f"{e} ({_written_before(writer.count)})") from None
     return writer.count, len(skipped)
+
+
+def _plural(n: int, word: str) -> str:
+    """``"1 record"``, ``"3 records"``."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _written_before(n: int) -> str:
+    return f"{_plural(n, 'record')} {'was' if n == 1 else 'were'} written before it"
 
 
 def _quiet_broken_pipe():
@@ -258,7 +269,7 @@ def label(files, facets, explain, explain_top, **opts):
         _quiet_broken_pipe()
         return 0
     if skipped:
-        click.echo(f"tagger: {skipped} bad record(s) skipped, {written} written", err=True)
+        click.echo(f"tagger: {_plural(skipped, 'bad record')} skipped, {written} written", err=True)
     return 0
 
 
@@ -311,7 +322,7 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
                         if not count:
                             writer.write(rec, pred)
             except TaggerError as e:
-                raise TaggerError(f"{e} ({writer.count} records were written before it)") from None
+                raise TaggerError(f"{e} ({_written_before(writer.count)})") from None
             if count:
                 fh.write(f"{kept}\n")
             else:

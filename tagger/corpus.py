@@ -204,7 +204,7 @@ def parse_json_record(rec: Record) -> Record:
         obj = json.loads(rec.raw, parse_constant=_reject_constant, parse_float=_finite_float)
         error = None if isinstance(obj, dict) else f"expected a JSON object, found {type(obj).__name__}"
     except json.JSONDecodeError as e:
-        error = f"invalid JSON ({e.msg} at column {e.colno})"
+        error = f"invalid JSON ({e.msg.removesuffix(' at')} at column {e.colno})"
     except ValueError as e:
         error = f"invalid JSON ({e})"
     if error:

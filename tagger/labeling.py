@@ -207,6 +207,7 @@ def _start_worker(path: str) -> None:
     # Ctrl-C reaches the whole process group: the parent reports it (exit 130); a worker
     # just stops, without a traceback of its own
     signal.signal(signal.SIGINT, lambda *_: os._exit(130))
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked worker inherits tagger's own handler
     os.environ.update(_ONE_THREAD)  # before anything here loads BLAS or OpenMP
     _die_with_parent()
     if not _WORKER_MODEL:
@@ -276,14 +277,21 @@ def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, bat
     for chunk in batched(records, batch_size * 2 * max(jobs, 1)):
         carried = [None if retag else _carried(r.fields, need_scores) for r in chunk]
         todo = [r for r, c in zip(chunk, carried) if c is None]
-        tagged = {}
+        tagged, failure = {}, None
         if todo:
             if model is None:
                 model = get_model()
-            for rec, pred in label_stream(model, todo, batch_size=batch_size, jobs=jobs, **kw):
-                tagged[id(rec)] = pred
+            try:
+                for rec, pred in label_stream(model, todo, batch_size=batch_size, jobs=jobs, **kw):
+                    tagged[id(rec)] = pred
+            except InputError as e:  # on_error="fail": the records before the bad one still count
+                failure = e
         for rec, c in zip(chunk, carried):
             if c is not None:
                 yield rec, Prediction(c[0], c[1])
             elif id(rec) in tagged:
                 yield rec, tagged[id(rec)]
+            elif failure is not None:  # the bad record: nothing after it
+                raise failure
+        if failure is not None:
+            raise failure

@@ -116,7 +116,7 @@ class Renderer:
 
     def assemble(self, rec, part: str) -> str:
         """The output text of ``rec`` from its :meth:`part`."""
-        if part[:1] != self.TAIL:
+        if self.fmt not in ("jsonl", "json") or part[:1] != self.TAIL:
             return part
         return json_body(rec) + part[1:] + ("\n" if self.fmt == "jsonl" else "")
 

@@ -83,7 +83,7 @@ def test_facet_and_threshold_options(tmp_path):
     ("binary", ["b.txt"], "b.txt:1: binary data"),
     ("latin1", ["l.txt"], "l.txt:1: not UTF-8 text"),
     ("badjson", ["j.jsonl"], "j.jsonl:2: invalid JSON"),
-    ("noabstract", ["n.jsonl"], "n.jsonl:2: record 2 has no 'abstract' field (1 records were written before it)"),
+    ("noabstract", ["n.jsonl"], "n.jsonl:2: record 2 has no 'abstract' field (1 record was written before it)"),
     (None, ["x.txt", "--facet", "colour"], "unknown facet 'colour'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, setup, args, message):
@@ -114,7 +114,7 @@ def test_on_error_skip_warns_and_counts(tmp_path):
     assert r.exit_code == 0
     assert [line.split("\t")[0] for line in r.output.splitlines() if line.startswith("n:")] == ["n:1", "n:3"]
     assert "n.jsonl:2: record 2 has no 'abstract' field; skipped" in r.output
-    assert "1 bad record(s) skipped, 2 written" in r.output
+    assert "1 bad record skipped, 2 written" in r.output
 
 
 def test_output_file_is_atomic(tmp_path):

@@ -154,11 +154,15 @@ def test_abstention(text, reason):
 
 @pytest.mark.parametrize("lang, text, share", [
     ("fr", "Nous proposons une nouvelle méthode de segmentation d'images médicales fondée sur des réseaux de "
-           "neurones profonds, qui donne de meilleurs résultats que les approches antérieures dans ce domaine de recherche.", "0%"),
+           "neurones profonds, qui donne de meilleurs résultats que les approches antérieures dans ce domaine de recherche.", "0.0%"),
+    ("fr-a", "Nous présentons une approche à base de réseaux de neurones pour la détection d'objets. On entraîne le modèle "
+             "à partir de données annotées à la main, puis on l'adapte à des domaines nouveaux grâce à un mécanisme.", "0.0%"),
+    ("pt", "Apresentamos um novo método para a segmentação de imagens médicas baseado em redes neurais profundas, que "
+           "oferece resultados melhores do que as abordagens anteriores nesta área de pesquisa aplicada.", "0.0%"),
     ("es", "Proponemos un nuevo método para la segmentación de imágenes médicas basado en redes neuronales profundas, "
-           "que ofrece mejores resultados que los enfoques anteriores en este campo de investigación aplicada.", "0%"),
+           "que ofrece mejores resultados que los enfoques anteriores en este campo de investigación aplicada.", "0.0%"),
     ("it", "Proponiamo un nuovo metodo per la segmentazione di immagini mediche basato su reti neurali profonde, che "
-           "fornisce risultati migliori rispetto agli approcci precedenti in questo campo di ricerca applicata.", "3%"),
+           "fornisce risultati migliori rispetto agli approcci precedenti in questo campo di ricerca applicata.", "0.0%"),
 ])
 def test_abstention_on_other_languages_agrees_with_the_model(shipped_model, lang, text, share):
     """The single-text rule and the batch path of Model.predict give the same reason."""

@@ -76,3 +76,12 @@ def test_writer_renders_each_record_as_the_renderer_does(fmt):
     assert one.getvalue() == batch.getvalue() and w.count == w2.count == 2
     if fmt == "json":
         assert [d["id"] for d in json.loads(one.getvalue())] == ["a", "x:2"]
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "pairs", "text"])
+def test_an_id_starting_with_nul_is_just_an_id(fmt):
+    """Only JSON formats use the tail marker; an id that happens to start with NUL is text."""
+    rec = lazy('{"id": "\\u0000abc", "abstract": "x"}')
+    r = Renderer(fmt, facets=[("modality", "multi", []), ("method", "multi", [])])
+    out = r.assemble(rec, r.part(rec, PRED))
+    assert out == r(rec, PRED) and "abstract" not in out and "abc" in out

@@ -255,3 +255,29 @@ def test_filter_with_jobs_2_matches_jobs_1(tmp_path, corpus_records):
     assert outs[0] == outs[1]
     kept = [json.loads(x) for x in outs[0].splitlines()]
     assert len(kept) > 200 and {k["id"] for k in kept} >= {r["id"] for r in recs[::7]}
+
+
+def test_lone_surrogates_are_written_escaped(tmp_path, corpus_records):
+    r"""A JSON escape like \ud800 (no pair) decodes to a lone surrogate, which UTF-8 cannot
+    encode: output shows it as the same escape instead of failing."""
+    src = tmp_path / "s.jsonl"
+    src.write_text(json.dumps({"id": "a\udc80", "abstract": "\ud800 " + corpus_records[0]["abstract"], "tags": []}) + "\n")
+    for fmt in ("jsonl", "tsv"):
+        r = subprocess.run(CMD + ["label", str(src), "-f", fmt], capture_output=True, env=ENV, timeout=120)
+        assert r.returncode == 0, r.stderr
+        r.stdout.decode("utf-8")  # valid UTF-8
+        if fmt == "jsonl":
+            assert json.loads(r.stdout)["abstract"].startswith("\ud800 ")
+        else:
+            assert r.stdout.startswith(b"a\\udc80\t")
+
+
+def test_filter_fail_keeps_the_records_before_a_bad_line(tmp_path, corpus_records):
+    src = tmp_path / "hb.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 100)) + '{"broken\n')
+    r = subprocess.run(CMD + ["filter", "evaluation:* or not evaluation:*", str(src)], capture_output=True, env=ENV,
+                       timeout=120)
+    assert r.returncode == 2
+    assert r.stdout.count(b"\n") == 100
+    assert r.stderr.decode().strip().endswith("hb.jsonl:101: invalid JSON (Unterminated string starting at column 2) "
+                                              "(100 records were written before it)")
