@@ -228,7 +228,7 @@ def read_table(path: str, delimiter: str):
             numbers[0] = lineno
             yield line + "\n"
 
-    reader = csv.reader(text_lines(), delimiter=delimiter)
+    reader = csv.reader(text_lines(), delimiter=delimiter, strict=True)  # an unterminated quote is an error, not a merged row
     try:
         header = next(reader)
     except StopIteration:
@@ -246,7 +246,7 @@ def read_table(path: str, delimiter: str):
         except StopIteration:
             break
         except csv.Error as e:
-            raise InputError(f"{path}:{numbers[0]}: malformed row ({e})") from None
+            raise InputError(f"{path}:{start}: malformed row starting here ({e})") from None
         if not row or all(not c.strip() for c in row):
             continue
         n += 1

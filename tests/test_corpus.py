@@ -143,3 +143,18 @@ def test_corpus_check_finds_each_problem(tmp_path, taxonomy):
     assert ":2: a: unknown label 'modality:txt'" in text
     assert ":3: c: empty abstract" in text and ":3: c: no 'annotator'" in text
     assert len(probs) == 5
+
+
+@pytest.mark.parametrize("content, message", [
+    ('"unterminated,abstract\nx,y\n', "t.csv:1: bad header row (unexpected end of data)"),
+    ('id,abstract\n1,"never closed\n2,second\n', "t.csv:2: malformed row starting here (unexpected end of data)"),
+])
+def test_csv_with_an_unterminated_quote_is_an_error(tmp_path, content, message):
+    """Python's csv module, unless strict, reads an unclosed quote silently to the end of the
+    file (rows merged into one, or an empty table): here it is a one-line error."""
+    from tagger.corpus import InputError, read_table
+
+    (tmp_path / "t.csv").write_text(content)
+    with pytest.raises(InputError) as e:
+        list(read_table(str(tmp_path / "t.csv"), ","))
+    assert str(e.value).endswith(message)
