@@ -133,7 +133,7 @@ class Renderer:
             return f"{rid}\t\t\n"
         if fmt == "tsv":
             return f"{rid}\t{';'.join(pred.tags)}\n"
-        return self._text_block(rec.id(self.id_field), pred)
+        return self._text_block(_cell(rec.id(self.id_field)), pred)
 
     def _text_block(self, rid: str, pred) -> str:
         lines = [rid]
@@ -214,7 +214,8 @@ class Writer:
 
 
 def _cell(v: str) -> str:
-    return str(v).replace("\t", " ").replace("\n", " ")
+    """``v`` on one line, without tabs: ids in tab-separated and text output."""
+    return str(v).replace("\t", " ").replace("\r", " ").replace("\n", " ")
 
 
 def _flat(v):

@@ -85,3 +85,11 @@ def test_an_id_starting_with_nul_is_just_an_id(fmt):
     r = Renderer(fmt, facets=[("modality", "multi", []), ("method", "multi", [])])
     out = r.assemble(rec, r.part(rec, PRED))
     assert out == r(rec, PRED) and "abstract" not in out and "abc" in out
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "pairs", "text"])
+def test_ids_with_line_breaks_stay_on_their_line(fmt):
+    rec = lazy('{"id": "a\\r\\nb\\tc", "abstract": "x"}')
+    out = Renderer(fmt, facets=[("modality", "multi", [])])(rec, PRED)
+    assert out.splitlines()[0].startswith("a  b c")
+    assert "\r" not in out
