@@ -620,7 +620,8 @@ def main(argv=None):
         term = isinstance(e, _Terminated) or isinstance(e.__cause__, _Terminated)
         try:
             _kill_workers()
-            sys.stderr.write("\n")
+            if not isinstance(e, click.exceptions.Abort):  # click has already ended the line
+                sys.stderr.write("\n")
             sys.stderr.flush()
         finally:
             os._exit(143 if term else 130)
