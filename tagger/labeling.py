@@ -39,7 +39,7 @@ class BatchJob:
     :class:`~tagger.output.Renderer`) is given, renders them.
 
     Calling it returns ``(result, warnings, failure)``: ``result`` is ``[(index in batch,
-    Renderer.part), ...]`` with ``render``, else ``[(index in batch, (tags, scores, reason,
+    rendered text), ...]`` with ``render``, else ``[(index in batch, (tags, scores, reason,
     explanations)), ...]``; ``warnings`` the messages of skipped records; ``failure`` the
     message of the record that stopped the batch, or None.  Messages name the file and line.
     The model sees at most ``BATCH_SIZE`` records at a time.
@@ -66,7 +66,7 @@ class BatchJob:
             preds += model.predict([records[i].fields for i in good[k:k + BATCH_SIZE]], **self.predict_kw)
         if self.render is None:
             return [(i, (p.tags, p.scores, p.reason, p.explanations)) for i, p in zip(good, preds)], warnings, failure
-        return [(i, self.render.part(records[i], p)) for i, p in zip(good, preds)], warnings, failure
+        return [(i, self.render(records[i], p)) for i, p in zip(good, preds)], warnings, failure
 
 
 def run_batches(model, job: BatchJob, records, *, batch_size=BATCH_SIZE, jobs=1, ship=None):
@@ -142,11 +142,11 @@ def render_stream(model, records, render, *, text_field="abstract", title_field=
     job = BatchJob(_predict_kw(model, text_field, title_field, thresholds, facets, min_words, explain),
                    text_field, on_error, render)
     sep = ",\n" if render.fmt == "json" else ""
-    for batch, (result, warnings, failure) in run_batches(model, job, records, batch_size=batch_size, jobs=jobs):
+    for _, (result, warnings, failure) in run_batches(model, job, records, batch_size=batch_size, jobs=jobs):
         for w in warnings:
             if warn:
                 warn(w)
-        yield sep.join([render.assemble(batch[i], part) for i, part in result]), len(result)
+        yield sep.join([text for _, text in result]), len(result)
         if failure is not None:
             raise InputError(failure)
 

@@ -48,23 +48,9 @@ def tagged_json(rec, pred) -> str:
     before the closing brace; any other record is serialised anew.  Either way the object
     is the same (``tests/test_output.py``).
     """
-    tail = json_tail(rec, pred)
-    if tail is None:
-        return json.dumps(tagged_fields(rec.fields, pred), ensure_ascii=False)
-    return json_body(rec) + tail
-
-
-def json_body(rec) -> str:
-    """The JSON Lines line of ``rec`` without its closing brace (and the space before it)."""
-    return rec.raw.strip()[:-1].rstrip()
-
-
-def json_tail(rec, pred) -> str | None:
-    """What :func:`tagged_json` appends to :func:`json_body`: the new fields and the closing
-    brace; None when the line cannot be kept (not read from JSON Lines, or it already has a
-    field that tagging writes)."""
     if rec.raw is None or any(k in rec.fields for k in _OWN_KEYS):
-        return None
+        return json.dumps(tagged_fields(rec.fields, pred), ensure_ascii=False)
+    body = rec.raw.strip()[:-1].rstrip()  # a JSON object: without its closing brace
     # what json.dumps writes, without its per-call set-up: strings through its own encoder,
     # floats (the rounded scores) as repr
     tail = [f'"id": {_string(rec.fields["id"])}'] if rec.id_added else []
@@ -74,8 +60,7 @@ def json_tail(rec, pred) -> str | None:
         tail.append(f'"reason": {_string(pred.reason)}')
     if pred.explanations:
         tail.append(f'"explanations": {json.dumps(pred.explanations, ensure_ascii=False)}')
-    empty = rec.raw.rstrip().endswith("{") or json_body(rec).endswith("{")
-    return ("" if empty else ", ") + ", ".join(tail) + "}"
+    return body + ("" if body.endswith("{") else ", ") + ", ".join(tail) + "}"
 
 
 #: JSON text of a str, as ``json.dumps(s, ensure_ascii=False)`` writes it
@@ -99,26 +84,6 @@ class Renderer:
         if fmt not in PER_RECORD_FORMATS:
             raise ValueError(f"format {fmt!r} is not rendered record by record")
         self.fmt, self.facets, self.id_field = fmt, list(facets), id_field
-
-    #: starts a :meth:`part` that is a JSON tail to be put after the record's own line (a
-    #: JSON Lines line never holds a raw NUL: JSON escapes it)
-    TAIL = "\x00"
-
-    def part(self, rec, pred) -> str:
-        """:meth:`__call__`, except that a JSON line that keeps its input bytes comes as
-        ``TAIL`` + :func:`json_tail`, for :meth:`assemble` to complete: a worker process then
-        sends back a few dozen bytes per record instead of the whole abstract."""
-        if self.fmt in ("jsonl", "json"):
-            tail = json_tail(rec, pred)
-            if tail is not None:
-                return self.TAIL + tail
-        return self(rec, pred)
-
-    def assemble(self, rec, part: str) -> str:
-        """The output text of ``rec`` from its :meth:`part`."""
-        if self.fmt not in ("jsonl", "json") or part[:1] != self.TAIL:
-            return part
-        return json_body(rec) + part[1:] + ("\n" if self.fmt == "jsonl" else "")
 
     def __call__(self, rec, pred) -> str:
         fmt = self.fmt

@@ -80,11 +80,9 @@ def test_writer_renders_each_record_as_the_renderer_does(fmt):
 
 @pytest.mark.parametrize("fmt", ["tsv", "pairs", "text"])
 def test_an_id_starting_with_nul_is_just_an_id(fmt):
-    """Only JSON formats use the tail marker; an id that happens to start with NUL is text."""
     rec = lazy('{"id": "\\u0000abc", "abstract": "x"}')
-    r = Renderer(fmt, facets=[("modality", "multi", []), ("method", "multi", [])])
-    out = r.assemble(rec, r.part(rec, PRED))
-    assert out == r(rec, PRED) and "abstract" not in out and "abc" in out
+    out = Renderer(fmt, facets=[("modality", "multi", []), ("method", "multi", [])])(rec, PRED)
+    assert out.startswith("\x00abc") and "abstract" not in out
 
 
 @pytest.mark.parametrize("fmt", ["tsv", "pairs", "text"])
