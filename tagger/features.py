@@ -224,13 +224,20 @@ class _BatchAnalyzer:
         while len(self.part) < total:  # grown by doubling: amortised O(1) per run
             self.part = np.concatenate([self.part, np.empty_like(self.part)])
             self.function_word = np.concatenate([self.function_word, np.empty_like(self.function_word)])
-        stop = self._stop_bytes
-        part = [(-3 if r.isdigit() else -2) if (len(r) < 2 or r in stop or r.isdigit()) else -1 for r in runs]
-        words = [r.decode("ascii") for r, p in zip(runs, part) if p == -1]
-        stems = self.stem.stem_words(words) if self.stem else words
+        stop, part, words, where = self._stop_bytes, [], [], []
+        for k, r in enumerate(runs):
+            if r.isdigit():
+                part.append(-3)
+            elif len(r) < 2 or r in stop:
+                part.append(-2)
+            else:
+                part.append(-1)
+                words.append(r.decode("ascii"))
+                where.append(k)
         get = self.parts.get
-        it = iter([get(s, -1) for s in stems])
-        self.part[old:total] = [next(it) if p == -1 else p for p in part]
+        for k, s in zip(where, self.stem.stem_words(words) if self.stem else words):
+            part[k] = get(s, -1)
+        self.part[old:total] = part
         self.function_word[old:total] = [r in self._function_words for r in runs]
         self.n_known = total
 
