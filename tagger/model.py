@@ -27,7 +27,6 @@ from pathlib import Path
 from .errors import TaggerError
 from .features import TfidfFeatures, dump_json
 from .taxonomy import Taxonomy
-from .text import word_count
 
 MODEL_FORMAT = 1
 
@@ -313,12 +312,10 @@ class Model:
 def too_short_reason(abstract: str, min_words: int = MIN_WORDS) -> str | None:
     """"too short to judge: ..." when ``abstract`` has fewer than ``min_words``
     whitespace-separated words, else None."""
-    if min_words <= 0 or len(abstract.split(None, min_words)) >= min_words:  # stops splitting early
+    n_words = len(abstract.split(None, min_words))  # stops splitting at min_words (exact below it)
+    if n_words >= min_words:
         return None
-    n_words = word_count(abstract)
-    if n_words < min_words:
-        return f"too short to judge: {n_words} word{'' if n_words == 1 else 's'}, fewer than {min_words}"
-    return None
+    return f"too short to judge: {n_words} word{'' if n_words == 1 else 's'}, fewer than {min_words}"
 
 
 def not_english_reason(n_tokens: int, n_function_words: int) -> str | None:

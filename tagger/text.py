@@ -170,11 +170,6 @@ _MISSING = object()
 FUNCTION_WORDS = frozenset("the of and to is that for we with are this by an be from our which it can these".split())
 
 
-def word_count(text: str) -> int:
-    """Number of whitespace-separated words in ``text`` (the unit of ``--min-words``)."""
-    return len(text.split())
-
-
 class Analyzer:
     """Text -> list of terms: unigrams and bigrams of stemmed, stop-word-free tokens.
 

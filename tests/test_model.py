@@ -176,3 +176,12 @@ def test_abstention_on_other_languages_agrees_with_the_model(shipped_model, lang
 def test_abstention_yields_no_tags(shipped_model):
     p = shipped_model.predict([{"abstract": "Deep nets."}])[0]
     assert p.tags == [] and p.scores == {} and p.reason.startswith("too short")
+
+
+@pytest.mark.parametrize("n, short", [(0, True), (1, True), (19, True), (20, False), (500, False)])
+def test_too_short_counts_words_exactly_up_to_the_limit(n, short):
+    from tagger.model import too_short_reason
+
+    text = " \n ".join(["word"] * n)
+    got = too_short_reason(text, 20)
+    assert (got == f"too short to judge: {n} word{'' if n == 1 else 's'}, fewer than 20") if short else got is None
