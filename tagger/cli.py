@@ -119,6 +119,14 @@ class _Inputs:
         for f, fmt in zip(self.files, self.formats):
             yield from read_records(f, fmt, self.text_field, self.id_field, lazy=lazy)
 
+    def batches(self):
+        """The records in batches for ``labeling.render_stream``: JSON Lines as undecoded
+        chunks of lines, other formats as lists of records; no batch spans two files."""
+        from .labeling import read_batches
+
+        for f, fmt in zip(self.files, self.formats):
+            yield from read_batches(f, fmt, self.text_field, self.id_field)
+
 
 def _default_format(out_format, inputs, output):
     if out_format:
@@ -201,12 +209,17 @@ def _stream(model, inputs, writer, opts, explain=0):
             seen[0] += 1
             yield rec
 
+    def counted_batches(batches):
+        for batch in batches:
+            seen[0] += batch.n_records if hasattr(batch, "n_records") else len(batch)
+            yield batch
+
     kw = dict(text_field=opts["text_field"], title_field=opts["title_field"], thresholds=opts["threshold"],
               facets=opts.get("facets"), min_words=opts["min_words"], explain=explain, on_error=opts["on_error"],
               warn=warn, jobs=opts["jobs"])
     try:
         if writer.renderer is not None:  # per-record output: rendered (and parsed) where the tagging is done
-            for text, n in render_stream(model, counted(inputs.records(lazy=True)), writer.renderer, **kw):
+            for text, n in render_stream(model, counted_batches(inputs.batches()), writer.renderer, **kw):
                 writer.write_rendered(text, n)
                 writer.fh.flush()
         else:

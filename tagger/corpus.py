@@ -18,6 +18,7 @@ import gzip
 import json
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from .errors import TaggerError
@@ -81,24 +82,39 @@ def source_stem(path: str) -> str:
     return name
 
 
+def _open_binary(path: str):
+    """A binary file object for ``path`` (``-`` = stdin, ``.gz`` decompressed); raises
+    :class:`InputError` for a missing file, a directory or one that cannot be opened."""
+    if path == "-":
+        return sys.stdin.buffer
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{path}: is a directory, not a file of abstracts")
+    try:
+        return gzip.open(p, "rb") if p.suffix.lower() == ".gz" else open(p, "rb")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+
+
+def _not_text(path: str, line: int, data: bytes, pos: int, nul: bool) -> str:
+    """The message for the NUL byte or the first byte that is not UTF-8 at ``data[pos]``,
+    ``line`` being the number of the line it is on."""
+    if nul:
+        return f"{path}:{line}: binary data (NUL byte), not text"
+    column = pos - (data.rfind(b"\n", 0, pos) + 1) + 1
+    return (f"{path}:{line}: not UTF-8 text (byte 0x{data[pos]:02x} at column {column}); "
+            "convert it to UTF-8 first")
+
+
 def open_lines(path: str):
     """Yield ``(line_number, text)`` of a UTF-8 file (``-`` = stdin, ``.gz`` decompressed).
 
     Raises :class:`InputError` for a missing file, a directory, a binary file (NUL byte) or
     bytes that are not UTF-8, naming the line.  Line endings are kept off; a BOM is dropped.
     """
-    if path == "-":
-        raw = sys.stdin.buffer
-    else:
-        p = Path(path)
-        if p.is_dir():
-            raise InputError(f"{path}: is a directory, not a file of abstracts")
-        try:
-            raw = gzip.open(p, "rb") if p.suffix.lower() == ".gz" else open(p, "rb")
-        except FileNotFoundError:
-            raise InputError(f"{path}: no such file") from None
-        except OSError as e:
-            raise InputError(f"{path}: cannot read: {e.strerror}") from None
+    raw = _open_binary(path)
     n = 0
     try:
         while True:
@@ -110,12 +126,11 @@ def open_lines(path: str):
                 break
             n += 1
             if b"\x00" in chunk:
-                raise InputError(f"{path}:{n}: binary data (NUL byte), not text")
+                raise InputError(_not_text(path, n, chunk, chunk.find(b"\x00"), True))
             try:
                 text = chunk.decode("utf-8")  # a line break never falls inside a UTF-8 sequence
             except UnicodeDecodeError as e:
-                raise InputError(f"{path}:{n}: not UTF-8 text (byte 0x{chunk[e.start]:02x} at column {e.start + 1}); "
-                                 "convert it to UTF-8 first") from None
+                raise InputError(_not_text(path, n, chunk, e.start, False)) from None
             if n == 1 and text.startswith("\ufeff"):
                 text = text[1:]
             yield n, text.rstrip("\r\n")
@@ -171,28 +186,165 @@ def _finite_float(text):
     return v
 
 
+#: bytes read at a time from a JSON Lines file; a :class:`LineChunk` is what such a read
+#: holds of whole lines (about 230 arXiv records), the unit of work of a ``--jobs`` worker
+CHUNK_BYTES = 1 << 18
+
+
+@dataclass
+class LineChunk:
+    """Consecutive whole lines of a JSON Lines file, as bytes not yet decoded: what the
+    reading process hands to a ``--jobs`` worker, which decodes and parses them
+    (:meth:`split`), so the reader does next to no work per record.
+
+    ``data``: the lines' bytes, line breaks included (a BOM at the start of the file
+    removed); ``source``: the file; ``line``: the 1-based number of the first line;
+    ``n``: the records (non-blank lines) before this chunk in its file; ``n_records``: the
+    records in it (:func:`read_jsonl_chunks` counts them without decoding but for lines
+    that do not start with ``{``); ``stem``: :func:`source_stem` of the file.
+    """
+
+    data: bytes
+    source: str
+    line: int
+    n: int
+    n_records: int
+    stem: str
+
+    def split(self) -> tuple[list[Record], str | None]:
+        """``(records, error)``: the chunk's records, unparsed, as ``read_jsonl(lazy=True)``
+        gives them, and None; or, when a line holds a NUL byte or bytes that are not UTF-8,
+        the records before that line and the ``FILE:LINE: what`` message for it."""
+        data, error = self.data, None
+        nul = data.find(b"\x00")
+        try:
+            text = data.decode("utf-8")  # a line break never falls inside a UTF-8 sequence
+            bad = nul
+        except UnicodeDecodeError as e:
+            bad = e.start if nul < 0 else min(nul, e.start)
+        if bad >= 0:
+            error = _not_text(self.source, self.line + data.count(b"\n", 0, bad), data, bad, bad == nul)
+            text = data[:data.rfind(b"\n", 0, bad) + 1].decode("utf-8")
+        lines = text.split("\n")
+        if lines[-1] == "":  # the text ends with a line break (else: the file's last line has none)
+            lines.pop()
+        records, n, first, path, stem = [], self.n, self.line, self.source, self.stem
+        for i, line in enumerate(lines):
+            if not line.strip():
+                continue
+            n += 1
+            records.append(Record(None, n, first + i, path, f"{stem}:{n}", raw=line.rstrip("\r")))
+        return records, error
+
+
+def _count_records(data: bytes) -> tuple[int, int]:
+    """``(lines, records)`` of ``data``: its lines, and how many of them are not blank, with
+    the same test as :meth:`LineChunk.split` (``str.strip``); only lines that do not start
+    with ``{`` (none, in JSON Lines written by a program) are decoded to tell."""
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    odd = [ln for ln in lines if ln[:1] != b"{"]
+    return len(lines), len(lines) - sum(1 for ln in odd if not ln.decode("utf-8", "replace").strip())
+
+
+def read_jsonl_chunks(path: str, size: int = CHUNK_BYTES):
+    """:class:`LineChunk` s of a JSON Lines file, about ``size`` bytes each (a line longer
+    than that makes a longer chunk), in order.  Raises :class:`InputError` for a file that
+    cannot be opened or read (a truncated ``.gz``), after the chunks before the failure."""
+    import codecs
+
+    raw = _open_binary(path)
+    read = raw.read if _is_regular_file(raw) else partial(_read_available, raw)
+    stem, line, n, pending, first = source_stem(path), 1, 0, [], True
+    try:
+        while True:
+            try:
+                block = read(size)
+            except (OSError, EOFError) as e:  # truncated or corrupt gzip
+                where = line + sum(p.count(b"\n") for p in pending)
+                raise InputError(f"{path}:{where}: cannot read: {e}") from None
+            if first:  # a BOM at the start of the file is dropped, however small the reads
+                while block and len(block) < len(codecs.BOM_UTF8) and codecs.BOM_UTF8.startswith(block):
+                    more = read(size)
+                    if not more:
+                        break
+                    block += more
+                first = False
+                if block.startswith(codecs.BOM_UTF8):
+                    block = block[len(codecs.BOM_UTF8):]
+                    if not block:
+                        continue
+            if block:
+                cut = block.rfind(b"\n") + 1
+                if not cut:  # no line ends in this block: read on
+                    pending.append(block)
+                    continue
+                data, rest = b"".join([*pending, block[:cut]]), block[cut:]
+                pending = [rest] if rest else []
+            else:
+                data, pending = b"".join(pending), []
+                if not data:
+                    return
+            n_lines, n_records = _count_records(data)
+            yield LineChunk(data, path, line, n, n_records, stem)
+            line, n = line + n_lines, n + n_records
+            if not block:
+                return
+    finally:
+        if path != "-":
+            raw.close()
+
+
+def _is_regular_file(raw) -> bool:
+    """Whether ``raw`` reads a regular file (or a ``.gz`` one), which never makes a read wait."""
+    import os
+    import stat
+
+    try:
+        return stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):  # io objects without a descriptor (tests)
+        return False
+
+
+def _read_available(raw, size: int) -> bytes:
+    """Up to ``size`` bytes from a pipe or terminal: waits for the first bytes only, then takes
+    what is there already, so records typed or trickling in are tagged as they come, while a
+    fast producer still fills big chunks.  Empty at the end of the input."""
+    import select
+
+    parts = [raw.read1(size)]
+    got = len(parts[0])
+    while parts[-1] and got < size:
+        try:
+            if not select.select([raw], [], [], 0)[0]:
+                break
+        except (OSError, ValueError, TypeError):  # no select() on this stream (Windows pipes)
+            break
+        parts.append(raw.read1(size - got))
+        got += len(parts[-1])
+    return b"".join(parts)
+
+
 def read_jsonl(path: str, text_field: str = "abstract", lenient: bool = False, lazy: bool = False):
     """Records from JSON Lines: each non-blank line one JSON object.
 
     A line that is not a JSON object raises :class:`InputError`, or with ``lenient`` comes out
     as a :class:`Record` whose ``error`` says why (so ``--on-error skip`` can skip it).
     ``lazy`` (implies ``lenient``) leaves each line unparsed (``fields`` None, ``raw`` the
-    line) for :func:`parse_json_record` to parse later, perhaps in a worker process.
+    line) for :func:`parse_json_record` to parse later, perhaps in a worker process.  A line
+    with a NUL byte or bytes that are not UTF-8 raises :class:`InputError` in any case.
     """
-    stem = source_stem(path)
-    n = 0
-    for lineno, line in open_lines(path):
-        if not line.strip():
-            continue
-        n += 1
-        rec = Record(None, n, lineno, path, f"{stem}:{n}", raw=line)
-        if lazy:
+    for chunk in read_jsonl_chunks(path):
+        records, error = chunk.split()
+        for rec in records:
+            if not lazy:
+                parse_json_record(rec)
+                if rec.error and not lenient:
+                    raise InputError(f"{path}:{rec.line}: {rec.error}")
             yield rec
-            continue
-        parse_json_record(rec)
-        if rec.error and not lenient:
-            raise InputError(f"{path}:{lineno}: {rec.error}")
-        yield rec
+        if error:
+            raise InputError(error)
 
 
 def parse_json_record(rec: Record) -> Record:

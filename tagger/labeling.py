@@ -5,8 +5,9 @@ The CLI (``tagger label``, ``tagger filter``), the bib hook and the Python API c
 per-record output format calls :func:`render_stream`, which yields finished output text.
 Both read lazily and work in batches (:class:`BatchJob`), so memory stays flat and the first
 results come out before the input ends.  With ``jobs`` > 1 the batches go to worker
-processes; for :func:`render_stream` everything but reading lines and writing text happens
-there (JSON parsing included), so the reading process stays nearly idle.
+processes; for :func:`render_stream` JSON Lines travel as undecoded chunks of lines
+(:class:`~tagger.corpus.LineChunk`) and everything but reading bytes and writing text happens
+there (decoding, JSON parsing, tagging, rendering), so the reading process stays nearly idle.
 """
 
 from __future__ import annotations
@@ -33,16 +34,20 @@ def batched(iterable, n):
 class BatchJob:
     """The work on one batch of records, the same in this process or in a worker.
 
-    Parses records read lazily from JSON Lines, sets aside those that cannot be tagged
+    A batch is a list of :class:`~tagger.corpus.Record` s or a
+    :class:`~tagger.corpus.LineChunk` of JSON Lines (decoded and split here).  Parses
+    records read lazily from JSON Lines, sets aside those that cannot be tagged
     (``on_error``: ``"fail"`` stops the batch at the first, ``"skip"`` reports each and goes
-    on), tags the rest with ``Model.predict(**predict_kw)`` and, when ``render`` (an
+    on; a line that is not UTF-8 text stops it in any case), tags the rest with
+    ``Model.predict(**predict_kw)`` and, when ``render`` (an
     :class:`~tagger.output.Renderer`) is given, renders them.
 
-    Calling it returns ``(result, warnings, failure)``: ``result`` is ``[(index in batch,
-    rendered text), ...]`` with ``render``, else ``[(index in batch, (tags, scores, reason,
-    explanations)), ...]``; ``warnings`` the messages of skipped records; ``failure`` the
-    message of the record that stopped the batch, or None.  Messages name the file and line.
-    The model sees at most ``BATCH_SIZE`` records at a time.
+    Calling it returns ``(result, warnings, failure)``: with ``render``, ``result`` is
+    ``(text, n)``, the output of the ``n`` tagged records (for ``json``, the array elements
+    joined with ``",\\n"``); else ``[(index in batch, (tags, scores, reason, explanations)),
+    ...]``.  ``warnings`` are the messages of skipped records; ``failure`` the message of the
+    record that stopped the batch, or None.  Messages name the file and line.  The model sees
+    at most ``BATCH_SIZE`` records at a time.
     """
 
     predict_kw: dict
@@ -51,7 +56,12 @@ class BatchJob:
     render: object = None
 
     def __call__(self, model, records):
-        good, warnings, failure = [], [], None
+        from .corpus import LineChunk
+
+        failure = None
+        if isinstance(records, LineChunk):
+            records, failure = records.split()  # the records before a line that is not text
+        good, warnings = [], []
         for i, rec in enumerate(records):
             err = record_text_error(rec, self.text_field)
             if err is None:
@@ -66,28 +76,41 @@ class BatchJob:
             preds += model.predict([records[i].fields for i in good[k:k + BATCH_SIZE]], **self.predict_kw)
         if self.render is None:
             return [(i, (p.tags, p.scores, p.reason, p.explanations)) for i, p in zip(good, preds)], warnings, failure
-        return [(i, self.render(records[i], p)) for i, p in zip(good, preds)], warnings, failure
+        render = self.render
+        text = (",\n" if render.fmt == "json" else "").join([render(records[i], p) for i, p in zip(good, preds)])
+        return (text, len(preds)), warnings, failure
 
 
-def run_batches(model, job: BatchJob, records, *, batch_size=BATCH_SIZE, jobs=1, ship=None):
-    """``(batch, job(model, batch))`` for each batch of ``records``, in input order.
+def run_batches(model, job: BatchJob, batches, *, jobs=1, ship=None):
+    """``(batch, job(model, batch))`` for each batch of ``batches``, in input order.
 
     ``jobs`` > 1 runs the job in that many worker processes (:func:`_executor`) while this
-    process only reads records and hands out batches, at most ``2 * jobs`` in flight, so
+    process only reads batches and hands them out, at most ``2 * jobs`` in flight, so
     memory stays flat.  ``ship(batch)`` gives what is sent to a worker (default: the batch
-    itself).  (Tagging batches in this process as well, between hand-outs, was measured no
-    faster: its busy main thread then delays the executor's own threads.)
+    itself).  An :class:`InputError` from ``batches`` (a file that cannot be read on) is
+    raised after the results of the batches before it.  (Tagging batches in this process as
+    well, between hand-outs, was measured no faster: its busy main thread then delays the
+    executor's own threads.)
     """
     if jobs <= 1:
-        for batch in batched(records, batch_size):
+        for batch in batches:
             yield batch, job(model, batch)
         return
     from collections import deque
 
     executor = _executor(model, jobs)
     window: deque = deque()  # (batch, future), in input order
+    unread = None
     try:
-        for batch in batched(records, batch_size):
+        it = iter(batches)
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                break
+            except InputError as e:
+                unread = e
+                break
             window.append((batch, executor.submit(_in_worker, job, ship(batch) if ship else batch)))
             if len(window) > 2 * jobs:
                 b, fut = window.popleft()
@@ -98,6 +121,8 @@ def run_batches(model, job: BatchJob, records, *, batch_size=BATCH_SIZE, jobs=1,
     finally:
         for _, fut in window:  # the reader stopped early (`| head`), or an error
             fut.cancel()
+    if unread is not None:
+        raise unread
 
 
 def label_stream(model, records, *, text_field="abstract", title_field="title", thresholds=None,
@@ -121,7 +146,7 @@ def label_stream(model, records, *, text_field="abstract", title_field="title", 
         return [Record({k: r.fields.get(k) for k in (text_field, title_field) if k in r.fields}, r.n, r.line, r.source,
                        r.default_id, r.error) if r.fields is not None else r for r in batch]
 
-    for batch, (result, warnings, failure) in run_batches(model, job, records, batch_size=batch_size, jobs=jobs,
+    for batch, (result, warnings, failure) in run_batches(model, job, batched(records, batch_size), jobs=jobs,
                                                           ship=ship):
         for w in warnings:
             if warn:
@@ -132,23 +157,34 @@ def label_stream(model, records, *, text_field="abstract", title_field="title", 
             raise InputError(failure)
 
 
-def render_stream(model, records, render, *, text_field="abstract", title_field="title", thresholds=None,
-                  facets=None, min_words=None, explain=0, on_error="fail", warn=None,
-                  batch_size=BATCH_SIZE, jobs=1):
-    """Like :func:`label_stream`, but yields ``(text, n)`` per batch: the output of its ``n``
-    tagged records as rendered by ``render`` (:class:`~tagger.output.Renderer`), made in the
-    worker processes when ``jobs`` > 1.  Give it records read with ``lazy=True`` and JSON
-    parsing happens there too."""
+def render_stream(model, batches, render, *, text_field="abstract", title_field="title", thresholds=None,
+                  facets=None, min_words=None, explain=0, on_error="fail", warn=None, jobs=1):
+    """Like :func:`label_stream`, but over ``batches`` (lists of records, or
+    :class:`~tagger.corpus.LineChunk` s of JSON Lines, as :func:`read_batches` gives), and
+    yielding ``(text, n)`` per batch: the output of its ``n`` tagged records as rendered by
+    ``render`` (:class:`~tagger.output.Renderer`), made in the worker processes when
+    ``jobs`` > 1, where JSON Lines are also decoded and parsed."""
     job = BatchJob(_predict_kw(model, text_field, title_field, thresholds, facets, min_words, explain),
                    text_field, on_error, render)
-    sep = ",\n" if render.fmt == "json" else ""
-    for _, (result, warnings, failure) in run_batches(model, job, records, batch_size=batch_size, jobs=jobs):
+    for _, (result, warnings, failure) in run_batches(model, job, batches, jobs=jobs):
         for w in warnings:
             if warn:
                 warn(w)
-        yield sep.join([text for _, text in result]), len(result)
+        yield result
         if failure is not None:
             raise InputError(failure)
+
+
+def read_batches(path: str, fmt: str | None = None, text_field: str = "abstract", id_field: str = "id",
+                 batch_size: int = BATCH_SIZE):
+    """The records of ``path`` in batches for :func:`render_stream`: JSON Lines as
+    :class:`~tagger.corpus.LineChunk` s (undecoded), other formats as lists of up to
+    ``batch_size`` :class:`~tagger.corpus.Record` s."""
+    from .corpus import detect_format, read_jsonl_chunks, read_records
+
+    if detect_format(path, fmt) == "jsonl":
+        return read_jsonl_chunks(path)
+    return batched(read_records(path, fmt, text_field, id_field), batch_size)
 
 
 def _predict_kw(model, text_field, title_field, thresholds, facets, min_words, explain) -> dict:

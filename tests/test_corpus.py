@@ -158,3 +158,70 @@ def test_csv_with_an_unterminated_quote_is_an_error(tmp_path, content, message):
     with pytest.raises(InputError) as e:
         list(read_table(str(tmp_path / "t.csv"), ","))
     assert str(e.value).endswith(message)
+
+
+def _reference_records(path):
+    """The records of a JSON Lines file as the line-by-line reader sees them: (n, line, raw)."""
+    from tagger.corpus import open_lines
+
+    out, n = [], 0
+    for lineno, text in open_lines(str(path)):
+        if text.strip():
+            n += 1
+            out.append((n, lineno, text))
+    return out
+
+
+_LINE = st.text(st.sampled_from(['{', '}', '"', 'a', 'é', ' ', '\t', '\r', '\x0b', '\x1c', '\x85', '\xa0', '\u2028',
+                                 '\u3000', '\ufeff']), max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_LINE, max_size=12), size=st.integers(1, 40), bom=st.booleans(), last_newline=st.booleans())
+def test_chunked_reading_matches_line_by_line(tmp_path_factory, lines, size, bom, last_newline):
+    """Reading JSON Lines in chunks of ``size`` bytes (what --jobs workers get) numbers records
+    and lines, and keeps each line's text, exactly as reading line by line does: blank lines
+    (Unicode whitespace included) skipped, CR before LF dropped, a BOM at the start dropped."""
+    from tagger.corpus import read_jsonl_chunks
+
+    p = tmp_path_factory.mktemp("c") / "x.jsonl"
+    text = "\n".join(lines) + ("\n" if last_newline and lines else "")
+    p.write_bytes(("\ufeff" if bom else "").encode() + text.encode("utf-8"))
+    chunks = list(read_jsonl_chunks(str(p), size=size))
+    got = []
+    for c in chunks:
+        recs, error = c.split()
+        assert error is None and len(recs) == c.n_records
+        got += [(r.n, r.line, r.raw) for r in recs]
+        assert all(r.default_id == f"x:{r.n}" and r.fields is None for r in recs)
+    assert got == _reference_records(p)
+    assert b"".join(c.data for c in chunks) == text.encode("utf-8").removeprefix(b"" if bom else "\ufeff".encode())
+
+
+@pytest.mark.parametrize("size", [7, 1 << 18])
+@pytest.mark.parametrize("bad, message", [
+    (b'{"a": "caf\xe9"}', ':3: not UTF-8 text (byte 0xe9 at column 11)'),
+    (b'{"a": "x\x00"}', ':3: binary data (NUL byte), not text'),
+])
+def test_chunked_reading_stops_at_a_line_that_is_not_text(tmp_path, size, bad, message):
+    """The records before the bad line come out first, then the error names its line."""
+    p = tmp_path / "b.jsonl"
+    p.write_bytes(b'{"abstract": "one"}\n\n' + bad + b'\n{"abstract": "two"}\n')
+    got = []
+    with pytest.raises(InputError) as e:
+        for r in read_jsonl(str(p)):
+            got.append(r.fields["abstract"])
+    assert got == ["one"] and str(e.value) == str(p) + message + (
+        "; convert it to UTF-8 first" if "UTF-8" in message else "")
+
+
+def test_truncated_gzip_names_the_line(tmp_path):
+    p = tmp_path / "t.jsonl.gz"
+    whole = gzip.compress(b"".join(b'{"abstract": "x%d"}\n' % i for i in range(50000)))
+    p.write_bytes(whole[: len(whole) // 2])
+    got = []
+    with pytest.raises(InputError) as e:
+        for r in read_jsonl(str(p)):
+            got.append(r)
+    assert str(e.value).startswith(f"{p}:{len(got) + 1}: cannot read: ")
+    assert got and [r.n for r in got] == list(range(1, len(got) + 1))

@@ -43,19 +43,25 @@ def test_output_starts_before_the_input_ends(corpus_records):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
     import threading
 
-    data = b"".join((json.dumps(r) + "\n").encode() for r in rows(corpus_records, 300))  # > one batch of 256
+    data = b"".join((json.dumps(r) + "\n").encode() for r in rows(corpus_records, 300))  # more than one read of stdin
+
+    waited_in_vain = []
 
     def feed():  # from a thread, so that neither pipe can fill up and block the other
         p.stdin.write(data)
         p.stdin.flush()
+        waited_in_vain.append(not first_seen.wait(60))  # stdin stays open until output has come
+        p.stdin.close()
 
+    first_seen = threading.Event()
     t = threading.Thread(target=feed)
     t.start()
-    first = p.stdout.readline()  # arrives while stdin is still open
-    t.join()
-    assert json.loads(first)["id"] == "r0"
-    p.stdin.close()
+    first = p.stdout.readline()
+    first_seen.set()
     rest = p.stdout.read().splitlines()
+    t.join()
+    assert waited_in_vain == [False]  # the first line came while the input was still open
+    assert json.loads(first)["id"] == "r0"
     assert p.wait(timeout=60) == 0 and len(rest) == 299
 
 
@@ -281,3 +287,16 @@ def test_filter_fail_keeps_the_records_before_a_bad_line(tmp_path, corpus_record
     assert r.stdout.count(b"\n") == 100
     assert r.stderr.decode().strip().endswith("hb.jsonl:101: invalid JSON (Unterminated string starting at column 2) "
                                               "(100 records were written before it)")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_line_that_is_not_text_stops_after_the_records_before_it(tmp_path, corpus_records, jobs):
+    """Bytes that are not UTF-8 on line 301 of a .gz (and the file cut short after it): the
+    300 records before it are written, with --jobs 1 and 2 alike, then one error line."""
+    src = tmp_path / "u.jsonl.gz"
+    body = "".join(json.dumps(r) + "\n" for r in rows(corpus_records, 300)).encode()
+    src.write_bytes(gzip.compress(body + b'{"abstract": "caf\xe9"}\n' + body))
+    r = subprocess.run(CMD + ["label", str(src), "-f", "tsv", "--jobs", jobs], capture_output=True, env=ENV, timeout=120)
+    assert r.returncode == 2 and r.stdout.count(b"\n") == 300
+    assert r.stderr.decode() == (f"tagger: error: {src}:301: not UTF-8 text (byte 0xe9 at column 18); convert it to "
+                                 "UTF-8 first (300 records were written before it)\n")
