@@ -202,35 +202,21 @@ def _stream(model, inputs, writer, opts, explain=0):
         skipped.append(msg)
         click.echo(f"tagger: warning: {msg}", err=True)
 
-    seen = [0]
-
-    def counted(records):
-        for rec in records:
-            seen[0] += 1
-            yield rec
-
-    def counted_batches(batches):
-        for batch in batches:
-            seen[0] += batch.n_records if hasattr(batch, "n_records") else len(batch)
-            yield batch
-
     kw = dict(text_field=opts["text_field"], title_field=opts["title_field"], thresholds=opts["threshold"],
               facets=opts.get("facets"), min_words=opts["min_words"], explain=explain, on_error=opts["on_error"],
               warn=warn, jobs=opts["jobs"])
     try:
         if writer.renderer is not None:  # per-record output: rendered (and parsed) where the tagging is done
-            for text, n in render_stream(model, counted_batches(inputs.batches()), writer.renderer, **kw):
+            for text, n in render_stream(model, inputs.batches(), writer.renderer, **kw):
                 writer.write_rendered(text, n)
                 writer.fh.flush()
         else:
-            for rec, pred in label_stream(model, counted(inputs.records()), **kw):
+            for rec, pred in label_stream(model, inputs.records(), **kw):
                 writer.write(rec, pred)
                 if writer.count % 256 == 0:
                     writer.fh.flush()
     except TaggerError as e:
-        if not seen[0]:  # a file-level error: nothing was read, nothing to count
-            raise
-        raise TaggerError(f"{e} ({_written_before(writer.count)})") from None
+        raise _with_count(e, writer.count) from None
     return writer.count, len(skipped)
 
 
@@ -239,8 +225,14 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _written_before(n: int) -> str:
-    return f"{_plural(n, 'record')} {'was' if n == 1 else 'were'} written before it"
+def _with_count(e: TaggerError, written: int) -> TaggerError:
+    """``e`` with how many records were written before it, except for a file that could not be
+    opened before anything was written."""
+    from .corpus import FileError
+
+    if isinstance(e, FileError) and not written:
+        return e
+    return TaggerError(f"{e} ({_plural(written, 'record')} {'was' if written == 1 else 'were'} written before it)")
 
 
 def _quiet_broken_pipe():
@@ -335,7 +327,7 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
                         if not count:
                             writer.write(rec, pred)
             except TaggerError as e:
-                raise TaggerError(f"{e} ({_written_before(writer.count)})") from None
+                raise _with_count(e, writer.count) from None
             if count:
                 fh.write(f"{kept}\n")
             else:

@@ -33,6 +33,11 @@ class InputError(TaggerError):
     """Unreadable input; the message names the file and line or record."""
 
 
+class FileError(InputError):
+    """A file that cannot be opened at all (missing, a directory, not readable): nothing of
+    it was read."""
+
+
 @dataclass
 class Record:
     """One input record: ``fields`` (all input fields, in input order), ``n`` (1-based
@@ -89,13 +94,13 @@ def _open_binary(path: str):
         return sys.stdin.buffer
     p = Path(path)
     if p.is_dir():
-        raise InputError(f"{path}: is a directory, not a file of abstracts")
+        raise FileError(f"{path}: is a directory, not a file of abstracts")
     try:
         return gzip.open(p, "rb") if p.suffix.lower() == ".gz" else open(p, "rb")
     except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
+        raise FileError(f"{path}: no such file") from None
     except OSError as e:
-        raise InputError(f"{path}: cannot read: {e.strerror}") from None
+        raise FileError(f"{path}: cannot read: {e.strerror}") from None
 
 
 def _not_text(path: str, line: int, data: bytes, pos: int, nul: bool) -> str:
@@ -114,13 +119,15 @@ def open_lines(path: str):
     Raises :class:`InputError` for a missing file, a directory, a binary file (NUL byte) or
     bytes that are not UTF-8, naming the line.  Line endings are kept off; a BOM is dropped.
     """
+    import zlib
+
     raw = _open_binary(path)
     n = 0
     try:
         while True:
             try:
                 chunk = raw.readline()
-            except (OSError, EOFError) as e:  # truncated or corrupt gzip
+            except (OSError, EOFError, zlib.error) as e:  # truncated or damaged gzip
                 raise InputError(f"{path}:{n + 1}: cannot read: {e}") from None
             if not chunk:
                 break
@@ -201,7 +208,8 @@ class LineChunk:
     removed); ``source``: the file; ``line``: the 1-based number of the first line;
     ``n``: the records (non-blank lines) before this chunk in its file; ``n_records``: the
     records in it (:func:`read_jsonl_chunks` counts them without decoding but for lines
-    that do not start with ``{``); ``stem``: :func:`source_stem` of the file.
+    that do not start with ``{``); ``stem``: :func:`source_stem` of the file; ``waits``: see
+    :func:`read_jsonl_chunks`.
     """
 
     data: bytes
@@ -210,6 +218,9 @@ class LineChunk:
     n: int
     n_records: int
     stem: str
+    #: read from a pipe that had no more input yet: the results so far should be written
+    #: before reading waits for more
+    waits: bool = False
 
     def split(self) -> tuple[list[Record], str | None]:
         """``(records, error)``: the chunk's records, unparsed, as ``read_jsonl(lazy=True)``
@@ -221,7 +232,9 @@ class LineChunk:
             text = data.decode("utf-8")  # a line break never falls inside a UTF-8 sequence
             bad = nul
         except UnicodeDecodeError as e:
-            bad = e.start if nul < 0 else min(nul, e.start)
+            bad, end = e.start, data.find(b"\n", e.start)
+            if 0 <= nul < (end if end >= 0 else len(data)):  # a NUL on that line or before: named first
+                bad = nul
         if bad >= 0:
             error = _not_text(self.source, self.line + data.count(b"\n", 0, bad), data, bad, bad == nul)
             text = data[:data.rfind(b"\n", 0, bad) + 1].decode("utf-8")
@@ -250,45 +263,57 @@ def _count_records(data: bytes) -> tuple[int, int]:
 
 def read_jsonl_chunks(path: str, size: int = CHUNK_BYTES):
     """:class:`LineChunk` s of a JSON Lines file, about ``size`` bytes each (a line longer
-    than that makes a longer chunk), in order.  Raises :class:`InputError` for a file that
-    cannot be opened or read (a truncated ``.gz``), after the chunks before the failure."""
+    than that makes a longer chunk), in order.
+
+    From a pipe or terminal, a chunk is what has arrived (whole lines), so that records
+    trickling in are tagged as they come; its ``waits`` is True when no more input was
+    there yet.  Raises :class:`InputError` for a file that cannot be opened, and for one
+    that cannot be read on (a truncated or damaged ``.gz``) after the chunks of the whole
+    lines before the damage, naming the first line not read.
+    """
     import codecs
+    import zlib
 
     raw = _open_binary(path)
-    read = raw.read if _is_regular_file(raw) else partial(_read_available, raw)
-    stem, line, n, pending, first = source_stem(path), 1, 0, [], True
+    streaming = False
+    if isinstance(raw, gzip.GzipFile):  # small reads: a damaged member loses no whole line before it
+        def read(size):
+            return raw.read1(min(size, 1 << 16))
+    elif _is_regular_file(raw):
+        read = raw.read
+    else:
+        read, streaming = partial(_read_available, raw), True
+    stem, line, n, pending, have, first = source_stem(path), 1, 0, [], 0, True
     try:
         while True:
+            failure = None
             try:
                 block = read(size)
-            except (OSError, EOFError) as e:  # truncated or corrupt gzip
-                where = line + sum(p.count(b"\n") for p in pending)
-                raise InputError(f"{path}:{where}: cannot read: {e}") from None
-            if first:  # a BOM at the start of the file is dropped, however small the reads
-                while block and len(block) < len(codecs.BOM_UTF8) and codecs.BOM_UTF8.startswith(block):
-                    more = read(size)
-                    if not more:
-                        break
-                    block += more
-                first = False
-                if block.startswith(codecs.BOM_UTF8):
-                    block = block[len(codecs.BOM_UTF8):]
-                    if not block:
-                        continue
+            except (OSError, EOFError, zlib.error) as e:  # a truncated or damaged .gz
+                block, failure = b"", e
             if block:
-                cut = block.rfind(b"\n") + 1
-                if not cut:  # no line ends in this block: read on
-                    pending.append(block)
-                    continue
-                data, rest = b"".join([*pending, block[:cut]]), block[cut:]
-                pending = [rest] if rest else []
+                pending.append(block)
+                have += len(block)
+                if (have < size and not streaming) or b"\n" not in block:
+                    continue  # fill the chunk; or no line has ended yet
+                data = b"".join(pending)
+                cut = data.rfind(b"\n") + 1
+                data, rest = data[:cut], data[cut:]
+                pending, have = ([rest], len(rest)) if rest else ([], 0)
             else:
                 data, pending = b"".join(pending), []
-                if not data:
-                    return
-            n_lines, n_records = _count_records(data)
-            yield LineChunk(data, path, line, n, n_records, stem)
-            line, n = line + n_lines, n + n_records
+                if failure is not None:  # a line cut short by the damage is not read
+                    data = data[:data.rfind(b"\n") + 1]
+            if first:
+                first = False
+                if data.startswith(codecs.BOM_UTF8):
+                    data = data[len(codecs.BOM_UTF8):]
+            if data:
+                n_lines, n_records = _count_records(data)
+                yield LineChunk(data, path, line, n, n_records, stem, waits=streaming and len(block) < size)
+                line, n = line + n_lines, n + n_records
+            if failure is not None:
+                raise InputError(f"{path}:{line}: cannot read: {failure}") from None
             if not block:
                 return
     finally:

@@ -21,10 +21,17 @@ BATCH_SIZE = 256
 
 
 def batched(iterable, n):
-    """Lists of up to ``n`` items from ``iterable``."""
+    """Lists of up to ``n`` items from ``iterable``.  When reading ``iterable`` raises
+    :class:`InputError`, the items read before it come out first, as a shorter list."""
     it = iter(iterable)
     while True:
-        chunk = list(islice(it, n))
+        chunk = []
+        try:
+            chunk.extend(islice(it, n))
+        except InputError:
+            if chunk:
+                yield chunk
+            raise
         if not chunk:
             return
         yield chunk
@@ -86,7 +93,8 @@ def run_batches(model, job: BatchJob, batches, *, jobs=1, ship=None):
 
     ``jobs`` > 1 runs the job in that many worker processes (:func:`_executor`) while this
     process only reads batches and hands them out, at most ``2 * jobs`` in flight, so
-    memory stays flat.  ``ship(batch)`` gives what is sent to a worker (default: the batch
+    memory stays flat; after a batch read from a pipe that had no more input yet (a
+    :class:`~tagger.corpus.LineChunk` whose ``waits`` is set) all results so far come out.  ``ship(batch)`` gives what is sent to a worker (default: the batch
     itself).  An :class:`InputError` from ``batches`` (a file that cannot be read on) is
     raised after the results of the batches before it.  (Tagging batches in this process as
     well, between hand-outs, was measured no faster: its busy main thread then delays the
@@ -112,7 +120,8 @@ def run_batches(model, job: BatchJob, batches, *, jobs=1, ship=None):
                 unread = e
                 break
             window.append((batch, executor.submit(_in_worker, job, ship(batch) if ship else batch)))
-            if len(window) > 2 * jobs:
+            # a pipe with no more input yet (LineChunk.waits): out with what is done before waiting
+            while len(window) > 2 * jobs or (window and getattr(batch, "waits", False)):
                 b, fut = window.popleft()
                 yield b, fut.result()
         while window:

@@ -202,6 +202,7 @@ def test_chunked_reading_matches_line_by_line(tmp_path_factory, lines, size, bom
 @pytest.mark.parametrize("bad, message", [
     (b'{"a": "caf\xe9"}', ':3: not UTF-8 text (byte 0xe9 at column 11)'),
     (b'{"a": "x\x00"}', ':3: binary data (NUL byte), not text'),
+    (b'{"a": "\xff x\x00"}', ':3: binary data (NUL byte), not text'),  # the NUL is named, as line by line
 ])
 def test_chunked_reading_stops_at_a_line_that_is_not_text(tmp_path, size, bad, message):
     """The records before the bad line come out first, then the error names its line."""

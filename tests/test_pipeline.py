@@ -300,3 +300,90 @@ def test_a_line_that_is_not_text_stops_after_the_records_before_it(tmp_path, cor
     assert r.returncode == 2 and r.stdout.count(b"\n") == 300
     assert r.stderr.decode() == (f"tagger: error: {src}:301: not UTF-8 text (byte 0xe9 at column 18); convert it to "
                                  "UTF-8 first (300 records were written before it)\n")
+
+
+@pytest.mark.parametrize("jobs", ["1", "2", "3"])
+def test_records_trickling_into_stdin_are_tagged_as_they_come(corpus_records, jobs):
+    """One record at a time on stdin, the pipe kept open: each record's output line comes
+    before the next record is sent, with worker processes too."""
+    import select
+
+    p = subprocess.Popen(CMD + ["label", "-", "--input-format", "jsonl", "-f", "tsv", "--jobs", jobs],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    try:
+        for r in rows(corpus_records, 3):
+            p.stdin.write((json.dumps(r) + "\n").encode())
+            p.stdin.flush()
+            ready, _, _ = select.select([p.stdout], [], [], 60)
+            assert ready, f"no output for {r['id']} while stdin stayed open"
+            assert p.stdout.readline().split(b"\t")[0] == r["id"].encode()
+    finally:
+        p.stdin.close()
+    assert p.stdout.read() == b"" and p.wait(timeout=60) == 0
+
+
+def _gz_damaged(kind: str, body: bytes) -> bytes:
+    whole = gzip.compress(body)
+    if kind == "truncated":
+        return whole[:-20]  # the last bytes of the deflate stream and the trailer gone
+    if kind == "crc":
+        return whole[:-8] + bytes([whole[-8] ^ 0xFF]) + whole[-7:]
+    return whole + b"garbage\n"  # trailing bytes that are not a gzip member
+
+
+@pytest.mark.parametrize("kind, message", [("truncated", "Compressed file ended before the end-of-stream marker"),
+                                           ("crc", "CRC check failed"), ("garbage", "Not a gzipped file")])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_damaged_gz_keeps_every_whole_line_before_the_damage(tmp_path, corpus_records, kind, message, jobs):
+    """What decompresses before the damage is written; the error names the first line not read."""
+    src = tmp_path / "d.jsonl.gz"
+    n = 300 if kind != "truncated" else 100
+    src.write_bytes(_gz_damaged(kind, "".join(json.dumps(r) + "\n" for r in rows(corpus_records, n)).encode()))
+    r = subprocess.run(CMD + ["label", str(src), "-f", "tsv", "--jobs", jobs], capture_output=True, env=ENV, timeout=120)
+    err = r.stderr.decode()
+    written = r.stdout.count(b"\n")
+    assert r.returncode == 2 and err.count("\n") == 1, err
+    assert written == (n if kind != "truncated" else n - 1)  # truncated: the last line is cut short
+    assert err.startswith(f"tagger: error: {src}:{written + 1}: cannot read: ") and message in err
+    assert err.endswith(f"({written} records were written before it)\n")
+
+
+def test_damaged_deflate_data_is_an_input_error(tmp_path, corpus_records):
+    """A deflate block of a type that does not exist (zlib.error, not an OSError) after 300
+    good lines: an input error naming the first line not written, not an internal error."""
+    import zlib
+
+    src = tmp_path / "z.jsonl.gz"
+    deflate = zlib.compressobj(wbits=-15)
+    body = deflate.compress("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 300)).encode())
+    body += deflate.flush(zlib.Z_SYNC_FLUSH)
+    src.write_bytes(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + body + b"\x07" + bytes(20))  # 0x07: BTYPE 11
+    r = subprocess.run(CMD + ["label", str(src), "-f", "tsv"], capture_output=True, env=ENV, timeout=120)
+    # zlib drops what the failing read had decompressed (at most 64 KiB): the line named is
+    # the first one not written, whichever it is
+    n = r.stdout.count(b"\n")
+    assert r.returncode == 2 and 200 < n <= 300
+    assert r.stderr.decode() == (f"tagger: error: {src}:{n + 1}: cannot read: Error -3 while decompressing data: "
+                                 f"invalid block type ({n} records were written before it)\n")
+
+
+@pytest.mark.parametrize("args", [["label", "-f", "csv"], ["filter", "method:* or not method:*"],
+                                  ["filter", "method:* or not method:*", "--jobs", "2"]])
+def test_table_output_and_filter_keep_the_records_before_a_line_that_is_not_text(tmp_path, corpus_records, args):
+    src = tmp_path / "u.jsonl"
+    body = "".join(json.dumps(r) + "\n" for r in rows(corpus_records, 300)).encode()
+    src.write_bytes(body + b'{"abstract": "caf\xe9"}\n' + body)
+    r = subprocess.run(CMD + [args[0], *args[1:], str(src)], capture_output=True, env=ENV, timeout=120)
+    assert r.returncode == 2
+    assert r.stdout.count(b"\n") == 300 + (args[1:3] == ["-f", "csv"])  # csv: and its header
+    assert r.stderr.decode().endswith(":301: not UTF-8 text (byte 0xe9 at column 18); convert it to UTF-8 first "
+                                      "(300 records were written before it)\n")
+
+
+def test_error_count_is_left_off_only_for_a_file_not_opened(tmp_path):
+    r = subprocess.run(CMD + ["label", str(tmp_path / "missing.jsonl")], capture_output=True, env=ENV, timeout=60)
+    assert r.returncode == 2 and r.stderr.decode() == f"tagger: error: {tmp_path / 'missing.jsonl'}: no such file\n"
+    (tmp_path / "nul.jsonl").write_bytes(b'{"abstract": "\x00"}\n')
+    r = subprocess.run(CMD + ["label", str(tmp_path / "nul.jsonl")], capture_output=True, env=ENV, timeout=60)
+    assert r.returncode == 2 and r.stderr.decode() == (f"tagger: error: {tmp_path / 'nul.jsonl'}:1: binary data (NUL "
+                                                       "byte), not text (0 records were written before it)\n")
