@@ -113,11 +113,11 @@ class _Inputs:
         tables = {f for f in self.formats if f in ("csv", "tsv")}
         self.table_format = tables.pop() if len(tables) == 1 and len(set(self.formats)) == 1 else None
 
-    def records(self, lazy: bool = False):
+    def records(self):
         from .corpus import read_records
 
         for f, fmt in zip(self.files, self.formats):
-            yield from read_records(f, fmt, self.text_field, self.id_field, lazy=lazy)
+            yield from read_records(f, fmt, self.text_field, self.id_field)
 
     def batches(self):
         """The records in batches for ``labeling.render_stream``: JSON Lines as undecoded

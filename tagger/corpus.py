@@ -223,8 +223,8 @@ class LineChunk:
     waits: bool = False
 
     def split(self) -> tuple[list[Record], str | None]:
-        """``(records, error)``: the chunk's records, unparsed, as ``read_jsonl(lazy=True)``
-        gives them, and None; or, when a line holds a NUL byte or bytes that are not UTF-8,
+        """``(records, error)``: the chunk's records, unparsed (``fields`` None, ``raw`` the
+        line; :func:`parse_json_record` parses them), and None; or, when a line holds a NUL byte or bytes that are not UTF-8,
         the records before that line and the ``FILE:LINE: what`` message for it."""
         data, error = self.data, None
         nul = data.find(b"\x00")
@@ -351,22 +351,21 @@ def _read_available(raw, size: int) -> bytes:
     return b"".join(parts)
 
 
-def read_jsonl(path: str, text_field: str = "abstract", lenient: bool = False, lazy: bool = False):
-    """Records from JSON Lines: each non-blank line one JSON object.
+def read_jsonl(path: str, text_field: str = "abstract", lenient: bool = False):
+    """Records from JSON Lines: each non-blank line one JSON object, read in chunks
+    (:func:`read_jsonl_chunks`).
 
     A line that is not a JSON object raises :class:`InputError`, or with ``lenient`` comes out
-    as a :class:`Record` whose ``error`` says why (so ``--on-error skip`` can skip it).
-    ``lazy`` (implies ``lenient``) leaves each line unparsed (``fields`` None, ``raw`` the
-    line) for :func:`parse_json_record` to parse later, perhaps in a worker process.  A line
-    with a NUL byte or bytes that are not UTF-8 raises :class:`InputError` in any case.
+    as a :class:`Record` whose ``error`` says why (so ``--on-error skip`` can skip it).  A
+    line with a NUL byte or bytes that are not UTF-8 raises :class:`InputError` in any case,
+    after the records before it.
     """
     for chunk in read_jsonl_chunks(path):
         records, error = chunk.split()
         for rec in records:
-            if not lazy:
-                parse_json_record(rec)
-                if rec.error and not lenient:
-                    raise InputError(f"{path}:{rec.line}: {rec.error}")
+            parse_json_record(rec)
+            if rec.error and not lenient:
+                raise InputError(f"{path}:{rec.line}: {rec.error}")
             yield rec
         if error:
             raise InputError(error)
@@ -434,13 +433,11 @@ def read_table(path: str, delimiter: str):
         yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}")
 
 
-def read_records(path: str, fmt: str | None = None, text_field: str = "abstract", id_field: str = "id",
-                 lazy: bool = False):
-    """Stream :class:`Record` s from ``path`` in format ``fmt`` (detected when None);
-    ``lazy``: JSON Lines records come unparsed (see :func:`read_jsonl`)."""
+def read_records(path: str, fmt: str | None = None, text_field: str = "abstract", id_field: str = "id"):
+    """Stream :class:`Record` s from ``path`` in format ``fmt`` (detected when None)."""
     fmt = detect_format(path, fmt)
     if fmt == "jsonl":
-        return read_jsonl(path, text_field, lenient=True, lazy=lazy)
+        return read_jsonl(path, text_field, lenient=True)
     if fmt in ("csv", "tsv"):
         return read_table(path, "," if fmt == "csv" else "\t")
     if fmt == "txt":
