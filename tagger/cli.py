@@ -216,7 +216,7 @@ def _stream(model, inputs, writer, opts, explain=0):
                 if writer.count % 256 == 0:
                     writer.fh.flush()
     except TaggerError as e:
-        raise _with_count(e, writer.count) from None
+        raise _with_count(e, writer.count, opts["output"]) from None
     return writer.count, len(skipped)
 
 
@@ -225,13 +225,16 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _with_count(e: TaggerError, written: int) -> TaggerError:
-    """``e`` with how many records were written before it, except for a file that could not be
-    opened before anything was written."""
+def _with_count(e: TaggerError, written: int, output: str | None = None) -> TaggerError:
+    """``e`` with how many records were written before it (to stdout), or, with ``-o FILE``,
+    that the file was left as it was (the output is written atomically); nothing is added for
+    a file that could not be opened before anything was written."""
     from .corpus import FileError
 
     if isinstance(e, FileError) and not written:
         return e
+    if output and output != "-":
+        return TaggerError(f"{e} ({output} left as it was; {_plural(written, 'record')} had been tagged before it)")
     return TaggerError(f"{e} ({_plural(written, 'record')} {'was' if written == 1 else 'were'} written before it)")
 
 
@@ -327,7 +330,7 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
                         if not count:
                             writer.write(rec, pred)
             except TaggerError as e:
-                raise _with_count(e, writer.count) from None
+                raise _with_count(e, writer.count, opts["output"]) from None
             if count:
                 fh.write(f"{kept}\n")
             else:

@@ -454,6 +454,8 @@ def record_text_error(rec: Record, text_field: str) -> str | None:
         return rec.error
     v = rec.fields.get(text_field)
     if v is None:
+        if text_field in rec.fields:
+            return f"record {rec.n}: {text_field!r} is null, not text"
         return f"record {rec.n} has no {text_field!r} field"
     if not isinstance(v, str):
         return f"record {rec.n}: {text_field!r} must be a string, not {type(v).__name__}"

@@ -84,6 +84,9 @@ def test_facet_and_threshold_options(tmp_path):
     ("latin1", ["l.txt"], "l.txt:1: not UTF-8 text"),
     ("badjson", ["j.jsonl"], "j.jsonl:2: invalid JSON"),
     ("noabstract", ["n.jsonl"], "n.jsonl:2: record 2 has no 'abstract' field (1 record was written before it)"),
+    ("nullabstract", ["n.jsonl"], "n.jsonl:2: record 2: 'abstract' is null, not text (1 record was written before it)"),
+    ("noabstract", ["n.jsonl", "-o", "kept.jsonl"],
+     "n.jsonl:2: record 2 has no 'abstract' field (kept.jsonl left as it was; 1 record had been tagged before it)"),
     (None, ["x.txt", "--facet", "colour"], "unknown facet 'colour'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, setup, args, message):
@@ -98,6 +101,10 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, setup, args, me
         open("j.jsonl", "w").write(json.dumps({"abstract": ABSTRACT}) + "\n{oops\n")
     elif setup == "noabstract":
         open("n.jsonl", "w").write(json.dumps({"abstract": ABSTRACT}) + "\n" + json.dumps({"text": "x"}) + "\n")
+    elif setup == "nullabstract":
+        open("n.jsonl", "w").write(json.dumps({"abstract": ABSTRACT}) + "\n" + json.dumps({"abstract": None}) + "\n")
+    if "kept.jsonl" in args:
+        open("kept.jsonl", "w").write("old\n")
     if "x.txt" in args:
         open("x.txt", "w").write(ABSTRACT)
     r = CliRunner().invoke(cli, ["label", "-f", "jsonl"] + args)
@@ -105,6 +112,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, monkeypatch, setup, args, me
     assert r.exception is None or isinstance(r.exception, SystemExit)
     err = [line for line in r.output.splitlines() if line.startswith("tagger: error:")]
     assert len(err) == 1 and message in err[0], r.output
+    if "kept.jsonl" in args:
+        assert open("kept.jsonl").read() == "old\n" and sorted(os.listdir(".")) == ["kept.jsonl", "n.jsonl"]
 
 
 def test_on_error_skip_warns_and_counts(tmp_path):
