@@ -56,7 +56,8 @@ def cli():
 
 def _model_options(fn):
     fn = click.option("--taxonomy", "taxonomy", metavar="FILE",
-                      help="Taxonomy the model must match [default: $TAGGER_TAXONOMY, else the packaged one].")(fn)
+                      help="Taxonomy the model must match [default: $TAGGER_TAXONOMY, else the one the model was "
+                           "trained with].")(fn)
     fn = click.option("--model", "model", metavar="DIR",
                       help="Model directory [default: $TAGGER_MODEL, else the packaged model].")(fn)
     return fn
@@ -77,7 +78,8 @@ def _load_model(model_opt, taxonomy_opt):
 def _io_options(fn):
     opts = [
         click.option("--input-format", type=click.Choice(["txt", "jsonl", "csv", "tsv"]),
-                     help="Input format where the file extension does not tell (stdin: txt)."),
+                     help="Input format [default: from the extension; for stdin and other files, jsonl if the "
+                          "first character is '{', else txt]."),
         click.option("--format", "-f", "out_format", type=click.Choice(["text", "jsonl", "json", "tsv", "csv", "pairs"]),
                      help="Output format [default: from -o's extension, else text on a terminal, else jsonl (csv/tsv for table input)]."),
         click.option("--output", "-o", metavar="FILE", help="Write here (atomically: renamed into place on success)."),
@@ -108,7 +110,7 @@ class _Inputs:
         from .corpus import detect_format
 
         self.files = list(files) or ["-"]
-        self.formats = [detect_format(f, input_format) for f in self.files]
+        self.formats = [detect_format(f, input_format, sniff=True) for f in self.files]
         self.text_field, self.id_field = text_field, id_field
         tables = {f for f in self.formats if f in ("csv", "tsv")}
         self.table_format = tables.pop() if len(tables) == 1 and len(set(self.formats)) == 1 else None

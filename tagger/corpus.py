@@ -61,18 +61,43 @@ class Record:
         return str(v) if v not in (None, "") else (self.default_id or str(self.n))
 
 
-def detect_format(path: str, override: str | None = None) -> str:
+def detect_format(path: str, override: str | None = None, sniff: bool = False) -> str:
     """The input format of ``path``: ``override`` if given, else by extension (``.gz``
-    stripped first); ``-`` and unknown extensions read as plain text."""
+    stripped first); ``-`` and unknown extensions read as plain text, or, with ``sniff``,
+    by their first character (:func:`sniff_format`)."""
     if override:
         return override
     if path == "-":
-        return "txt"
+        return sniff_format(path) if sniff else "txt"
     p = Path(path)
     suffixes = [s.lower() for s in p.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
+    gz = bool(suffixes) and suffixes[-1] == ".gz"
+    if gz:
         suffixes = suffixes[:-1]
-    return EXTENSIONS.get(suffixes[-1] if suffixes else "", "txt")
+    fmt = EXTENSIONS.get(suffixes[-1] if suffixes else "")
+    if fmt is None:
+        return sniff_format(path) if sniff and not gz else "txt"
+    return fmt
+
+
+def sniff_format(path: str) -> str:
+    """The input format of ``path`` (``-`` = stdin) when neither an option nor its extension
+    tells: ``jsonl`` when its first character that is not white space is ``{``, else
+    ``txt``.  Reads nothing from stdin (it only peeks at its buffer); an unreadable file is
+    ``txt``, left for the reader to report."""
+    if path == "-":
+        peek = getattr(sys.stdin.buffer, "peek", None) if hasattr(sys.stdin, "buffer") else None
+        try:
+            head = peek(64) if peek else b""
+        except (OSError, ValueError):
+            head = b""
+    else:
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(4096)
+        except OSError:
+            head = b""
+    return "jsonl" if head.removeprefix(b"\xef\xbb\xbf").lstrip()[:1] == b"{" else "txt"
 
 
 def source_stem(path: str) -> str:
@@ -106,9 +131,12 @@ def _open_binary(path: str):
 def _not_text(path: str, line: int, data: bytes, pos: int, nul: bool) -> str:
     """The message for the NUL byte or the first byte that is not UTF-8 at ``data[pos]``,
     ``line`` being the number of the line it is on."""
+    start = data.rfind(b"\n", 0, pos) + 1
+    if line == 1 and data[start:start + 2] == b"\x1f\x8b":  # gzip's magic number
+        return f"{path}:1: gzip-compressed data, not text; decompress it first (zcat), or name the file .gz"
     if nul:
         return f"{path}:{line}: binary data (NUL byte), not text"
-    column = pos - (data.rfind(b"\n", 0, pos) + 1) + 1
+    column = pos - start + 1
     return (f"{path}:{line}: not UTF-8 text (byte 0x{data[pos]:02x} at column {column}); "
             "convert it to UTF-8 first")
 

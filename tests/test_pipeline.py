@@ -387,3 +387,26 @@ def test_error_count_is_left_off_only_for_a_file_not_opened(tmp_path):
     r = subprocess.run(CMD + ["label", str(tmp_path / "nul.jsonl")], capture_output=True, env=ENV, timeout=60)
     assert r.returncode == 2 and r.stderr.decode() == (f"tagger: error: {tmp_path / 'nul.jsonl'}:1: binary data (NUL "
                                                        "byte), not text (0 records were written before it)\n")
+
+
+def test_json_lines_are_recognised_on_stdin_and_without_extension(tmp_path, corpus_records):
+    """Records piped in without --input-format, or in a file whose name does not tell, are
+    read as JSON Lines when the first character is '{' (else as text)."""
+    recs = rows(corpus_records, 5)
+    data = "".join(json.dumps(r) + "\n" for r in recs).encode()
+    r = subprocess.run(CMD + ["label", "-f", "tsv"], input=data, capture_output=True, env=ENV, timeout=120)
+    assert r.returncode == 0 and [x.split(b"\t")[0].decode() for x in r.stdout.splitlines()] == [x["id"] for x in recs]
+    (tmp_path / "records").write_bytes(b"\xef\xbb\xbf  " + data)
+    r = subprocess.run(CMD + ["label", str(tmp_path / "records"), "-f", "tsv"], capture_output=True, env=ENV, timeout=120)
+    assert r.returncode == 0 and r.stdout.count(b"\n") == 5 and r.stdout.startswith(b"r0\t")
+    text = corpus_records[0]["abstract"].encode() + b"\n"
+    r = subprocess.run(CMD + ["label", "-f", "tsv"], input=text, capture_output=True, env=ENV, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith(b"stdin:1\t")
+
+
+@pytest.mark.parametrize("args", [[], ["--input-format", "jsonl"]])
+def test_gzip_on_stdin_says_so(corpus_records, args):
+    data = gzip.compress("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 5)).encode())
+    r = subprocess.run(CMD + ["label", "-", *args], input=data, capture_output=True, env=ENV, timeout=120)
+    assert r.returncode == 2 and r.stderr.decode().startswith(
+        "tagger: error: -:1: gzip-compressed data, not text; decompress it first (zcat), or name the file .gz")
