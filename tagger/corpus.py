@@ -252,8 +252,9 @@ class LineChunk:
 
     def split(self) -> tuple[list[Record], str | None]:
         """``(records, error)``: the chunk's records, unparsed (``fields`` None, ``raw`` the
-        line; :func:`parse_json_record` parses them), and None; or, when a line holds a NUL byte or bytes that are not UTF-8,
-        the records before that line and the ``FILE:LINE: what`` message for it."""
+        line; :func:`parse_json_record` parses them), and None; or, when a line holds a NUL
+        byte or bytes that are not UTF-8, the records before that line and the
+        ``FILE:LINE: what`` message for it."""
         data, error = self.data, None
         nul = data.find(b"\x00")
         try:

@@ -94,8 +94,8 @@ def run_batches(model, job: BatchJob, batches, *, jobs=1, ship=None):
     ``jobs`` > 1 runs the job in that many worker processes (:func:`_executor`) while this
     process only reads batches and hands them out, at most ``2 * jobs`` in flight, so
     memory stays flat; after a batch read from a pipe that had no more input yet (a
-    :class:`~tagger.corpus.LineChunk` whose ``waits`` is set) all results so far come out.  ``ship(batch)`` gives what is sent to a worker (default: the batch
-    itself).  An :class:`InputError` from ``batches`` (a file that cannot be read on) is
+    :class:`~tagger.corpus.LineChunk` whose ``waits`` is set) all results so far come out.
+    ``ship(batch)`` gives what is sent to a worker (default: the batch itself).  An :class:`InputError` from ``batches`` (a file that cannot be read on) is
     raised after the results of the batches before it.  (Tagging batches in this process as
     well, between hand-outs, was measured no faster: its busy main thread then delays the
     executor's own threads.)
