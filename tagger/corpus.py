@@ -141,37 +141,85 @@ def _not_text(path: str, line: int, data: bytes, pos: int, nul: bool) -> str:
             "convert it to UTF-8 first")
 
 
-def open_lines(path: str):
-    """Yield ``(line_number, text)`` of a UTF-8 file (``-`` = stdin, ``.gz`` decompressed).
+class _Lines:
+    """The ``(line number, text)`` pairs of :func:`open_lines`.  From a pipe or terminal,
+    lines are taken as they arrive, and :meth:`would_wait` tells whether the next one has
+    not come yet (so that what was read can be tagged meanwhile)."""
 
-    Raises :class:`InputError` for a missing file, a directory, a binary file (NUL byte) or
-    bytes that are not UTF-8, naming the line.  Line endings are kept off; a BOM is dropped.
+    def __init__(self, path: str):
+        self.path, self.raw = path, _open_binary(path)
+        self.streaming = not isinstance(self.raw, gzip.GzipFile) and not _is_regular_file(self.raw)
+        self._ready: list[bytes] = []  # whole lines read from a pipe, last first
+        self._part: list[bytes] = []  # the start of a line still arriving
+        self._eof = False
+
+    def _next_line(self) -> bytes:
+        """The next line with its line break (the last may have none); empty at the end."""
+        if not self.streaming:
+            return self.raw.readline()
+        while not self._ready:
+            if self._eof:
+                line, self._part = b"".join(self._part), []
+                return line
+            block = _read_available(self.raw, CHUNK_BYTES)
+            if not block:
+                self._eof = True
+            elif b"\n" not in block:
+                self._part.append(block)
+            else:
+                lines = b"".join([*self._part, block]).split(b"\n")
+                rest = lines.pop()  # after the last line break: the start of a line, or nothing
+                self._part = [rest] if rest else []
+                self._ready = [ln + b"\n" for ln in reversed(lines)]
+        return self._ready.pop()
+
+    def would_wait(self) -> bool:
+        """True when reading the next line would wait for input that has not come yet."""
+        if not self.streaming or self._ready or self._eof:
+            return False
+        import select
+
+        try:
+            return not select.select([self.raw], [], [], 0)[0]
+        except (OSError, ValueError, TypeError):  # no select() on this stream (Windows pipes)
+            return False
+
+    def __iter__(self):
+        import zlib
+
+        path, n = self.path, 0
+        try:
+            while True:
+                try:
+                    chunk = self._next_line()
+                except (OSError, EOFError, zlib.error) as e:  # truncated or damaged gzip
+                    raise InputError(f"{path}:{n + 1}: cannot read: {e}") from None
+                if not chunk:
+                    break
+                n += 1
+                if b"\x00" in chunk:
+                    raise InputError(_not_text(path, n, chunk, chunk.find(b"\x00"), True))
+                try:
+                    text = chunk.decode("utf-8")  # a line break never falls inside a UTF-8 sequence
+                except UnicodeDecodeError as e:
+                    raise InputError(_not_text(path, n, chunk, e.start, False)) from None
+                if n == 1 and text.startswith("\ufeff"):
+                    text = text[1:]
+                yield n, text.rstrip("\r\n")
+        finally:
+            if path != "-":
+                self.raw.close()
+
+
+def open_lines(path: str) -> _Lines:
+    """The ``(line_number, text)`` pairs of a UTF-8 file (``-`` = stdin, ``.gz``
+    decompressed), to iterate over once; from a pipe, as the lines arrive.
+
+    Raises :class:`FileError` for a missing file or a directory (at once), and, while
+    iterating, :class:`InputError` for a binary file (NUL byte) or bytes that are not UTF-8,
+    naming the line.  Line endings are kept off; a BOM is dropped.
     """
-    import zlib
-
-    raw = _open_binary(path)
-    n = 0
-    try:
-        while True:
-            try:
-                chunk = raw.readline()
-            except (OSError, EOFError, zlib.error) as e:  # truncated or damaged gzip
-                raise InputError(f"{path}:{n + 1}: cannot read: {e}") from None
-            if not chunk:
-                break
-            n += 1
-            if b"\x00" in chunk:
-                raise InputError(_not_text(path, n, chunk, chunk.find(b"\x00"), True))
-            try:
-                text = chunk.decode("utf-8")  # a line break never falls inside a UTF-8 sequence
-            except UnicodeDecodeError as e:
-                raise InputError(_not_text(path, n, chunk, e.start, False)) from None
-            if n == 1 and text.startswith("\ufeff"):
-                text = text[1:]
-            yield n, text.rstrip("\r\n")
-    finally:
-        if path != "-":
-            raw.close()
+    return _Lines(path)
 
 
 def is_heading(paragraph: str) -> bool:
@@ -180,8 +228,9 @@ def is_heading(paragraph: str) -> bool:
     return ("\n" not in p and 0 < len(p.split()) <= HEADING_MAX_WORDS and p[-1] not in ".!?:")
 
 
-def read_paragraphs(path: str, text_field: str = "abstract"):
-    """Records from a plain-text file: one per paragraph, the heading rule applied."""
+def read_paragraphs(path: str, text_field: str = "abstract", lines=None):
+    """Records from a plain-text file: one per paragraph, the heading rule applied.
+    ``lines``: its :func:`open_lines`, if already open."""
     stem = source_stem(path)
     buf, start, n, first = [], 0, 0, True
 
@@ -194,7 +243,7 @@ def read_paragraphs(path: str, text_field: str = "abstract"):
         n += 1
         return Record({"id": f"{stem}:{n}", text_field: para}, n, start, path)
 
-    for lineno, line in open_lines(path):
+    for lineno, line in lines or open_lines(path):
         if line.strip():
             if not buf:
                 start = lineno
@@ -422,10 +471,11 @@ def parse_json_record(rec: Record) -> Record:
     return rec
 
 
-def read_table(path: str, delimiter: str):
-    """Records from CSV/TSV with a header row; values stay strings, column order kept."""
+def read_table(path: str, delimiter: str, lines=None):
+    """Records from CSV/TSV with a header row; values stay strings, column order kept.
+    ``lines``: its :func:`open_lines`, if already open."""
     stem = source_stem(path)
-    lines = open_lines(path)
+    lines = lines or open_lines(path)
     numbers = [0]  # the last line number read (a quoted field may span several lines)
 
     def text_lines():
@@ -462,15 +512,17 @@ def read_table(path: str, delimiter: str):
         yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}")
 
 
-def read_records(path: str, fmt: str | None = None, text_field: str = "abstract", id_field: str = "id"):
-    """Stream :class:`Record` s from ``path`` in format ``fmt`` (detected when None)."""
+def read_records(path: str, fmt: str | None = None, text_field: str = "abstract", id_field: str = "id",
+                 lines=None):
+    """Stream :class:`Record` s from ``path`` in format ``fmt`` (detected when None);
+    ``lines``: its :func:`open_lines`, if already open (not for JSON Lines)."""
     fmt = detect_format(path, fmt)
     if fmt == "jsonl":
         return read_jsonl(path, text_field, lenient=True)
     if fmt in ("csv", "tsv"):
-        return read_table(path, "," if fmt == "csv" else "\t")
+        return read_table(path, "," if fmt == "csv" else "\t", lines)
     if fmt == "txt":
-        return read_paragraphs(path, text_field)
+        return read_paragraphs(path, text_field, lines)
     raise InputError(f"{path}: unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
 
 

@@ -188,12 +188,42 @@ def read_batches(path: str, fmt: str | None = None, text_field: str = "abstract"
                  batch_size: int = BATCH_SIZE):
     """The records of ``path`` in batches for :func:`render_stream`: JSON Lines as
     :class:`~tagger.corpus.LineChunk` s (undecoded), other formats as lists of up to
-    ``batch_size`` :class:`~tagger.corpus.Record` s."""
-    from .corpus import detect_format, read_jsonl_chunks, read_records
+    ``batch_size`` :class:`~tagger.corpus.Record` s; from a pipe, a list also ends where the
+    next record has not arrived yet (and then has ``waits`` set), so that records typed or
+    trickling in are tagged as they come."""
+    from .corpus import detect_format, open_lines, read_jsonl_chunks, read_records
 
-    if detect_format(path, fmt) == "jsonl":
+    fmt = detect_format(path, fmt)
+    if fmt == "jsonl":
         return read_jsonl_chunks(path)
-    return batched(read_records(path, fmt, text_field, id_field), batch_size)
+    lines = open_lines(path)
+    return _batched_as_ready(read_records(path, fmt, text_field, id_field, lines), batch_size, lines.would_wait)
+
+
+class _Batch(list):
+    """A list of records; ``waits``: the input had nothing more ready after it."""
+
+    waits = False
+
+
+def _batched_as_ready(records, n, would_wait):
+    """Like :func:`batched`, but a batch also ends when ``would_wait()`` says that the next
+    record has not arrived yet."""
+    batch = _Batch()
+    try:
+        for rec in records:
+            batch.append(rec)
+            waiting = would_wait()
+            if waiting or len(batch) >= n:
+                batch.waits = waiting
+                yield batch
+                batch = _Batch()
+    except InputError:
+        if batch:
+            yield batch
+        raise
+    if batch:
+        yield batch
 
 
 def _predict_kw(model, text_field, title_field, thresholds, facets, min_words, explain) -> dict:

@@ -226,3 +226,36 @@ def test_truncated_gzip_names_the_line(tmp_path):
             got.append(r)
     assert str(e.value).startswith(f"{p}:{len(got) + 1}: cannot read: ")
     assert got and [r.n for r in got] == list(range(1, len(got) + 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_LINE, max_size=10), cuts=st.lists(st.integers(0, 80), max_size=8), bom=st.booleans(),
+       last_newline=st.booleans(), fmt=st.sampled_from(["txt", "csv"]))
+def test_lines_from_a_pipe_match_lines_from_a_file(tmp_path_factory, lines, cuts, bom, last_newline, fmt):
+    """Reading a pipe as its bytes arrive, in pieces cut anywhere, gives the same numbered
+    lines, and the same records, as reading the same bytes from a file."""
+    from tagger import corpus
+
+    p = tmp_path_factory.mktemp("p") / f"x.{fmt}"
+    data = ("\ufeff" if bom else "").encode() + ("\n".join(lines) + ("\n" if last_newline else "")).encode()
+    p.write_bytes(data)
+    from_file = list(corpus.open_lines(str(p)))
+    try:
+        want = [(r.n, r.line, r.fields, r.error) for r in corpus.read_records(str(p), fmt)]
+    except InputError as e:
+        want = str(e)
+    pieces = [data[a:b] for a, b in zip([0, *sorted(cuts)], [*sorted(cuts), len(data)]) if data[a:b]]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(corpus, "_is_regular_file", lambda raw: False)
+        for _ in range(2):
+            left = list(pieces)
+            m.setattr(corpus, "_read_available", lambda raw, size: left.pop(0) if left else b"")
+            if _ == 0:
+                reader = corpus.open_lines(str(p))
+                assert reader.streaming and list(reader) == from_file
+            else:
+                try:
+                    got = [(r.n, r.line, r.fields, r.error) for r in corpus.read_records(str(p), fmt)]
+                except InputError as e:
+                    got = str(e)
+                assert got == want

@@ -302,21 +302,29 @@ def test_a_line_that_is_not_text_stops_after_the_records_before_it(tmp_path, cor
                                  "UTF-8 first (300 records were written before it)\n")
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "txt", "csv"])
 @pytest.mark.parametrize("jobs", ["1", "2", "3"])
-def test_records_trickling_into_stdin_are_tagged_as_they_come(corpus_records, jobs):
-    """One record at a time on stdin, the pipe kept open: each record's output line comes
-    before the next record is sent, with worker processes too."""
+def test_records_trickling_into_stdin_are_tagged_as_they_come(corpus_records, jobs, fmt):
+    """One record at a time on stdin (a JSON line, a paragraph, a CSV row), the pipe kept
+    open: each record's output line comes before the next record is sent, with worker
+    processes too."""
     import select
 
-    p = subprocess.Popen(CMD + ["label", "-", "--input-format", "jsonl", "-f", "tsv", "--jobs", jobs],
+    p = subprocess.Popen(CMD + ["label", "-", "--input-format", fmt, "-f", "jsonl", "--jobs", jobs],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    if fmt == "csv":
+        p.stdin.write(b"id,abstract\n")
     try:
-        for r in rows(corpus_records, 3):
-            p.stdin.write((json.dumps(r) + "\n").encode())
+        for n, r in enumerate(rows(corpus_records, 3), 1):
+            if fmt == "txt":
+                r["id"] = f"stdin:{n}"
+            record = {"jsonl": json.dumps(r) + "\n", "txt": r["abstract"].replace("\n", " ") + "\n\n",
+                      "csv": f"{r['id']},\"{r['abstract'].replace(chr(34), chr(34) * 2)}\"\n"}[fmt]
+            p.stdin.write(record.encode())
             p.stdin.flush()
             ready, _, _ = select.select([p.stdout], [], [], 60)
             assert ready, f"no output for {r['id']} while stdin stayed open"
-            assert p.stdout.readline().split(b"\t")[0] == r["id"].encode()
+            assert json.loads(p.stdout.readline())["id"] == r["id"]
     finally:
         p.stdin.close()
     assert p.stdout.read() == b"" and p.wait(timeout=60) == 0
