@@ -174,13 +174,13 @@ class _Lines:
         return self._ready.pop()
 
     def would_wait(self) -> bool:
-        """True when reading the next line would wait for input that has not come yet."""
+        """True when the next line has not come within :data:`PIPE_PAUSE` seconds."""
         if not self.streaming or self._ready or self._eof:
             return False
         import select
 
         try:
-            return not select.select([self.raw], [], [], 0)[0]
+            return not select.select([self.raw], [], [], PIPE_PAUSE)[0]
         except (OSError, ValueError, TypeError):  # no select() on this stream (Windows pipes)
             return False
 
@@ -410,17 +410,24 @@ def _is_regular_file(raw) -> bool:
         return False
 
 
+#: seconds a pipe may stay silent before what has come is tagged: longer than the gaps of a
+#: producer that keeps up (``cat``, ``zcat``: a pipe refills in microseconds), short enough
+#: not to be noticed by someone typing or a slow stream
+PIPE_PAUSE = 0.05
+
+
 def _read_available(raw, size: int) -> bytes:
-    """Up to ``size`` bytes from a pipe or terminal: waits for the first bytes only, then takes
-    what is there already, so records typed or trickling in are tagged as they come, while a
-    fast producer still fills big chunks.  Empty at the end of the input."""
+    """Up to ``size`` bytes from a pipe or terminal: waits for the first bytes, then takes
+    more until ``size`` or until the pipe stays silent for :data:`PIPE_PAUSE` seconds, so
+    records typed or trickling in are tagged as they come, while a fast producer still
+    fills whole chunks.  Empty at the end of the input."""
     import select
 
     parts = [raw.read1(size)]
     got = len(parts[0])
     while parts[-1] and got < size:
         try:
-            if not select.select([raw], [], [], 0)[0]:
+            if not select.select([raw], [], [], PIPE_PAUSE)[0]:
                 break
         except (OSError, ValueError, TypeError):  # no select() on this stream (Windows pipes)
             break
