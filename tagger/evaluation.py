@@ -181,11 +181,9 @@ def format_report(result: dict, taxonomy) -> str:
         title = "whole corpus" if part == "all" else "uniform random arXiv sample only"
         lines.append(f"== {title}: {n} documents" + (f", {result['folds']}-fold cross-validation" if "folds" in result else ""))
         cols = ["all"] + [f.id for f in taxonomy.facets]
-        head = f"{'':28}" + "".join(f"{c[:12]:>13}" for c in cols for s in systems)
-        if len(systems) > 1:
-            lines.append(f"{'':28}" + "".join(f"{(s[:4] + ' ' + c)[:12]:>13}" for c in cols for s in systems))
-        else:
-            lines.append(head)
+        lines.append(f"{'':28}" + "".join(f"{c[:12]:>13}" for c in cols for s in systems))
+        if len(systems) > 1:  # a second header row: which system each column is
+            lines.append(f"{'':28}" + "".join(f"{s[:12]:>13}" for c in cols for s in systems))
         for key, name in ANNIF_NAMES:
             vals = "".join(f"{result[s][part][c][key]:>13.4f}" for c in cols for s in systems)
             lines.append(f"{name:28}{vals}")

@@ -56,6 +56,9 @@ def test_report_uses_annifs_names(small_cv, taxonomy):
     for name in ("F1 score (microavg)", "F1 score (subj avg)", "F1 score (doc avg)", "NDCG", "Precision@1"):
         assert name in text
     assert "uniform random arXiv sample only" in text
+    heads = text.splitlines()[1:3]  # facet ids whole, then which system each column is
+    assert heads[0].split() == [c for c in ["all"] + [f.id for f in taxonomy.facets] for _ in range(2)]
+    assert heads[1].split() == ["tagger", "baseline"] * (1 + len(taxonomy.facets))
 
 
 def test_evaluate_test_file_card_and_info(tmp_path, corpus_records, small_model_dir):
