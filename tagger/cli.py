@@ -360,8 +360,20 @@ def _progress(label):
     return bar, update
 
 
+#: the repository's hand-tagged corpus, relative to the repository root
+DEFAULT_CORPUS = "fixtures/corpus.jsonl"
+
+
+def _need_corpus(path: str) -> None:
+    """A clear error when the default corpus is not here (run from elsewhere than the
+    repository root, or an installed tagger without the repository)."""
+    if path == DEFAULT_CORPUS and not os.path.exists(path):
+        raise TaggerError(f"{path}: no such file (the default, relative to the repository root; "
+                          "name a hand-tagged corpus with --corpus FILE)")
+
+
 @cli.command()
-@click.option("--corpus", default="fixtures/corpus.jsonl", show_default=True, metavar="FILE",
+@click.option("--corpus", default=DEFAULT_CORPUS, show_default=True, metavar="FILE",
               help="Hand-tagged corpus (JSON Lines with abstract, labels, annotator).")
 @click.option("--taxonomy", metavar="FILE", help="Taxonomy [default: $TAGGER_TAXONOMY, else the packaged one].")
 @click.option("--out", default="models", show_default=True, metavar="DIR", help="Model directory to (re)write atomically.")
@@ -377,6 +389,7 @@ def train(corpus, taxonomy, out, folds, rounds):
     from .taxonomy import load_taxonomy
 
     tax = load_taxonomy(taxonomy_path(taxonomy))
+    _need_corpus(corpus)
     problems = check_corpus(corpus, tax)
     if problems:
         raise TaggerError(f"{problems[0]} (and {len(problems) - 1} more problems; see `tagger corpus check {corpus}`)"
@@ -404,7 +417,7 @@ def train(corpus, taxonomy, out, folds, rounds):
 
 
 @cli.command()
-@click.option("--corpus", default="fixtures/corpus.jsonl", show_default=True, metavar="FILE",
+@click.option("--corpus", default=DEFAULT_CORPUS, show_default=True, metavar="FILE",
               help="Hand-tagged corpus to cross-validate on.")
 @click.option("--test", "test_file", metavar="FILE", help="Instead: score the trained model on this hand-tagged file.")
 @click.option("--folds", "-k", type=click.IntRange(2), default=5, show_default=True, help="Cross-validation folds.")
@@ -435,6 +448,7 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, mode
         if out_path and os.path.isdir(out_path):
             raise TaggerError(f"{out_path}: is a directory; give a file name")
     path = test_file or corpus
+    _need_corpus(path)
     problems = check_corpus(path, tax)
     if problems:
         raise TaggerError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))

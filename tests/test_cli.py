@@ -320,3 +320,13 @@ def test_damaged_model_is_one_line(tmp_path, small_model_dir):
     good = write_jsonl(tmp_path / "g.jsonl", [{"abstract": ABSTRACT}])
     r = run("label", str(good), "--model", str(d))
     assert r.exit_code == 2 and "damaged model files" in r.output
+
+
+@pytest.mark.parametrize("command", ["evaluate", "train"])
+def test_the_default_corpus_missing_says_how_to_name_one(tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)  # not the repository root
+    r = CliRunner().invoke(cli, [command, "--out", str(tmp_path / "m")] if command == "train" else [command])
+    assert r.exit_code == 2 and r.output.strip() == (
+        "tagger: error: fixtures/corpus.jsonl: no such file (the default, relative to the repository root; "
+        "name a hand-tagged corpus with --corpus FILE)")
+    assert not (tmp_path / "m").exists()
