@@ -17,6 +17,7 @@ import csv
 import gzip
 import json
 import sys
+import zlib
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -142,57 +143,40 @@ def _not_text(path: str, line: int, data: bytes, pos: int, nul: bool) -> str:
 
 
 class _Lines:
-    """The ``(line number, text)`` pairs of :func:`open_lines`.  From a pipe or terminal,
-    lines are taken as they arrive, and :meth:`would_wait` tells whether the next one has
-    not come yet (so that what was read can be tagged meanwhile)."""
+    """The ``(line number, text)`` pairs of :func:`open_lines`, read in blocks of whole lines
+    (:func:`_whole_line_blocks`); :meth:`would_wait` tells whether the next line is still to
+    come through a pipe that has gone silent (so that what was read can be tagged meanwhile)."""
 
     def __init__(self, path: str):
         self.path, self.raw = path, _open_binary(path)
-        self.streaming = not isinstance(self.raw, gzip.GzipFile) and not _is_regular_file(self.raw)
-        self._ready: list[bytes] = []  # whole lines read from a pipe, last first
-        self._part: list[bytes] = []  # the start of a line still arriving
-        self._eof = False
+        self._blocks = _whole_line_blocks(self.raw, CHUNK_BYTES)
+        self._ready: list[bytes] = []  # lines of the current block not yet taken, last first
+        self._waits = False  # the current block ended where the pipe went silent
 
     def _next_line(self) -> bytes:
         """The next line with its line break (the last may have none); empty at the end."""
-        if not self.streaming:
-            return self.raw.readline()
         while not self._ready:
-            if self._eof:
-                line, self._part = b"".join(self._part), []
-                return line
-            block = _read_available(self.raw, CHUNK_BYTES)
-            if not block:
-                self._eof = True
-            elif b"\n" not in block:
-                self._part.append(block)
-            else:
-                lines = b"".join([*self._part, block]).split(b"\n")
-                rest = lines.pop()  # after the last line break: the start of a line, or nothing
-                self._part = [rest] if rest else []
-                self._ready = [ln + b"\n" for ln in reversed(lines)]
+            block = next(self._blocks, None)
+            if block is None:
+                return b""
+            data, self._waits = block
+            lines = data.split(b"\n")
+            last = lines.pop()  # after the last line break: the file's last line without one, or nothing
+            self._ready = ([last] if last else []) + [ln + b"\n" for ln in reversed(lines)]
         return self._ready.pop()
 
     def would_wait(self) -> bool:
-        """True when the next line has not come within :data:`PIPE_PAUSE` seconds."""
-        if not self.streaming or self._ready or self._eof:
-            return False
-        import select
-
-        try:
-            return not select.select([self.raw], [], [], PIPE_PAUSE)[0]
-        except (OSError, ValueError, TypeError):  # no select() on this stream (Windows pipes)
-            return False
+        """True when every line read so far has been taken and the pipe had gone silent for
+        :data:`PIPE_PAUSE` seconds after them (never for a file)."""
+        return not self._ready and self._waits
 
     def __iter__(self):
-        import zlib
-
         path, n = self.path, 0
         try:
             while True:
                 try:
                     chunk = self._next_line()
-                except (OSError, EOFError, zlib.error) as e:  # truncated or damaged gzip
+                except _READ_ERRORS as e:  # truncated or damaged gzip
                     raise InputError(f"{path}:{n + 1}: cannot read: {e}") from None
                 if not chunk:
                     break
@@ -344,59 +328,70 @@ def read_jsonl_chunks(path: str, size: int = CHUNK_BYTES):
     than that makes a longer chunk), in order.
 
     From a pipe or terminal, a chunk is what has arrived (whole lines), so that records
-    trickling in are tagged as they come; its ``waits`` is True when no more input was
-    there yet.  Raises :class:`InputError` for a file that cannot be opened, and for one
+    trickling in are tagged as they come; its ``waits`` is True when the pipe had gone
+    silent.  Raises :class:`InputError` for a file that cannot be opened, and for one
     that cannot be read on (a truncated or damaged ``.gz``) after the chunks of the whole
     lines before the damage, naming the first line not read.
     """
     import codecs
-    import zlib
 
     raw = _open_binary(path)
+    stem, line, n, first = source_stem(path), 1, 0, True
+    try:
+        for data, waits in _whole_line_blocks(raw, size):
+            if first:
+                first = False
+                data = data.removeprefix(codecs.BOM_UTF8)
+            if data:
+                n_lines, n_records = _count_records(data)
+                yield LineChunk(data, path, line, n, n_records, stem, waits)
+                line, n = line + n_lines, n + n_records
+    except _READ_ERRORS as e:
+        raise InputError(f"{path}:{line}: cannot read: {e}") from None
+    finally:
+        if path != "-":
+            raw.close()
+
+
+def _whole_line_blocks(raw, size: int):
+    """``(data, waits)``: the bytes of ``raw`` in blocks of whole lines, about ``size`` bytes
+    each (a longer line makes a longer block; the input's last line may lack its line break).
+
+    A regular file is read ``size`` bytes at a time; a ``.gz`` in pieces of at most 64 KiB, so
+    that a damaged member loses no whole line before the damage; a pipe or terminal as its
+    bytes arrive (:func:`_read_available`), a block ending where it goes silent (``waits``
+    True), so that records trickling in are tagged as they come.  A read error
+    (``_READ_ERRORS``: a truncated or damaged ``.gz``) is raised after the whole lines
+    before it."""
     streaming = False
-    if isinstance(raw, gzip.GzipFile):  # small reads: a damaged member loses no whole line before it
+    if isinstance(raw, gzip.GzipFile):
         def read(size):
             return raw.read1(min(size, 1 << 16))
     elif _is_regular_file(raw):
         read = raw.read
     else:
         read, streaming = partial(_read_available, raw), True
-    stem, line, n, pending, have, first = source_stem(path), 1, 0, [], 0, True
-    try:
-        while True:
-            failure = None
-            try:
-                block = read(size)
-            except (OSError, EOFError, zlib.error) as e:  # a truncated or damaged .gz
-                block, failure = b"", e
-            if block:
-                pending.append(block)
-                have += len(block)
-                if (have < size and not streaming) or b"\n" not in block:
-                    continue  # fill the chunk; or no line has ended yet
-                data = b"".join(pending)
-                cut = data.rfind(b"\n") + 1
-                data, rest = data[:cut], data[cut:]
-                pending, have = ([rest], len(rest)) if rest else ([], 0)
-            else:
-                data, pending = b"".join(pending), []
-                if failure is not None:  # a line cut short by the damage is not read
-                    data = data[:data.rfind(b"\n") + 1]
-            if first:
-                first = False
-                if data.startswith(codecs.BOM_UTF8):
-                    data = data[len(codecs.BOM_UTF8):]
-            if data:
-                n_lines, n_records = _count_records(data)
-                yield LineChunk(data, path, line, n, n_records, stem, waits=streaming and len(block) < size)
-                line, n = line + n_lines, n + n_records
-            if failure is not None:
-                raise InputError(f"{path}:{line}: cannot read: {failure}") from None
-            if not block:
-                return
-    finally:
-        if path != "-":
-            raw.close()
+    pending, have = [], 0  # what was read since the last block, and its length
+    while True:
+        try:
+            block = read(size)
+        except _READ_ERRORS:
+            data = b"".join(pending)
+            if data.rfind(b"\n") >= 0:  # a line cut short by the damage is not read
+                yield data[:data.rfind(b"\n") + 1], False
+            raise
+        if not block:
+            if pending:
+                yield b"".join(pending), False
+            return
+        pending.append(block)
+        have += len(block)
+        if (have < size and not streaming) or b"\n" not in block:
+            continue  # fill the block; or no line has ended yet
+        data = b"".join(pending)
+        cut = data.rfind(b"\n") + 1
+        pending, have = ([data[cut:]], len(data) - cut) if cut < len(data) else ([], 0)
+        yield data[:cut], streaming and len(block) < size
 
 
 def _is_regular_file(raw) -> bool:
@@ -409,6 +404,10 @@ def _is_regular_file(raw) -> bool:
     except (OSError, ValueError, AttributeError):  # io objects without a descriptor (tests)
         return False
 
+
+#: what reading a damaged ``.gz`` raises: truncated (EOFError), bad CRC or trailing bytes
+#: (OSError), corrupt deflate data (zlib.error)
+_READ_ERRORS = (OSError, EOFError, zlib.error)
 
 #: seconds a pipe may stay silent before what has come is tagged: longer than the gaps of a
 #: producer that keeps up (``cat``, ``zcat``: a pipe refills in microseconds), short enough

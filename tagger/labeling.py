@@ -13,28 +13,38 @@ there (decoding, JSON parsing, tagging, rendering), so the reading process stays
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import islice
 
 from .corpus import InputError, record_text_error
 
 BATCH_SIZE = 256
 
 
-def batched(iterable, n):
-    """Lists of up to ``n`` items from ``iterable``.  When reading ``iterable`` raises
-    :class:`InputError`, the items read before it come out first, as a shorter list."""
-    it = iter(iterable)
-    while True:
-        chunk = []
-        try:
-            chunk.extend(islice(it, n))
-        except InputError:
-            if chunk:
-                yield chunk
-            raise
-        if not chunk:
-            return
-        yield chunk
+class Batch(list):
+    """A list of records; ``waits``: the input had gone silent after it (a pipe)."""
+
+    waits = False
+
+
+def batched(iterable, n, would_wait=None):
+    """:class:`Batch` es of up to ``n`` items from ``iterable``; a batch also ends where
+    ``would_wait()`` (if given) says that the next item is still to come, and then has
+    ``waits`` set.  When reading ``iterable`` raises :class:`InputError`, the items read
+    before it come out first, as a shorter batch."""
+    batch = Batch()
+    try:
+        for item in iterable:
+            batch.append(item)
+            waiting = would_wait is not None and would_wait()
+            if waiting or len(batch) >= n:
+                batch.waits = waiting
+                yield batch
+                batch = Batch()
+    except InputError:
+        if batch:
+            yield batch
+        raise
+    if batch:
+        yield batch
 
 
 @dataclass
@@ -93,10 +103,12 @@ def run_batches(model, job: BatchJob, batches, *, jobs=1, ship=None):
 
     ``jobs`` > 1 runs the job in that many worker processes (:func:`_executor`) while this
     process only reads batches and hands them out, at most ``2 * jobs`` in flight, so
-    memory stays flat; after a batch read from a pipe that had no more input yet (a
-    :class:`~tagger.corpus.LineChunk` whose ``waits`` is set) all results so far come out.
-    ``ship(batch)`` gives what is sent to a worker (default: the batch itself).  An :class:`InputError` from ``batches`` (a file that cannot be read on) is
-    raised after the results of the batches before it.  (Tagging batches in this process as
+    memory stays flat; after a batch read from a pipe that had gone silent (a
+    :class:`~tagger.corpus.LineChunk` or :class:`Batch` whose ``waits`` is set) all results
+    so far come out.
+    ``ship(batch)`` gives what is sent to a worker (default: the batch itself).  An
+    :class:`InputError` from ``batches`` (a file that cannot be read on) is raised after the
+    results of the batches before it.  (Tagging batches in this process as
     well, between hand-outs, was measured no faster: its busy main thread then delays the
     executor's own threads.)
     """
@@ -120,7 +132,7 @@ def run_batches(model, job: BatchJob, batches, *, jobs=1, ship=None):
                 unread = e
                 break
             window.append((batch, executor.submit(_in_worker, job, ship(batch) if ship else batch)))
-            # a pipe with no more input yet (LineChunk.waits): out with what is done before waiting
+            # a pipe gone silent (batch.waits): out with what is done before waiting for more
             while len(window) > 2 * jobs or (window and getattr(batch, "waits", False)):
                 b, fut = window.popleft()
                 yield b, fut.result()
@@ -152,8 +164,8 @@ def label_stream(model, records, *, text_field="abstract", title_field="title", 
                    text_field, on_error)
 
     def ship(batch):  # a worker needs only the text and title of each record
-        return [Record({k: r.fields.get(k) for k in (text_field, title_field) if k in r.fields}, r.n, r.line, r.source,
-                       r.default_id, r.error) if r.fields is not None else r for r in batch]
+        return [Record({k: r.fields[k] for k in (text_field, title_field) if k in r.fields}, r.n, r.line, r.source,
+                       r.default_id, r.error) for r in batch]
 
     for batch, (result, warnings, failure) in run_batches(model, job, batched(records, batch_size), jobs=jobs,
                                                           ship=ship):
@@ -188,42 +200,16 @@ def read_batches(path: str, fmt: str | None = None, text_field: str = "abstract"
                  batch_size: int = BATCH_SIZE):
     """The records of ``path`` in batches for :func:`render_stream`: JSON Lines as
     :class:`~tagger.corpus.LineChunk` s (undecoded), other formats as lists of up to
-    ``batch_size`` :class:`~tagger.corpus.Record` s; from a pipe, a list also ends where the
-    next record has not arrived yet (and then has ``waits`` set), so that records typed or
-    trickling in are tagged as they come."""
+    ``batch_size`` :class:`~tagger.corpus.Record` s (:class:`Batch`); from a pipe, a batch
+    also ends where the pipe has gone silent (and then has ``waits`` set), so that records
+    typed or trickling in are tagged as they come."""
     from .corpus import detect_format, open_lines, read_jsonl_chunks, read_records
 
     fmt = detect_format(path, fmt)
     if fmt == "jsonl":
         return read_jsonl_chunks(path)
     lines = open_lines(path)
-    return _batched_as_ready(read_records(path, fmt, text_field, id_field, lines), batch_size, lines.would_wait)
-
-
-class _Batch(list):
-    """A list of records; ``waits``: the input had nothing more ready after it."""
-
-    waits = False
-
-
-def _batched_as_ready(records, n, would_wait):
-    """Like :func:`batched`, but a batch also ends when ``would_wait()`` says that the next
-    record has not arrived yet."""
-    batch = _Batch()
-    try:
-        for rec in records:
-            batch.append(rec)
-            waiting = would_wait()
-            if waiting or len(batch) >= n:
-                batch.waits = waiting
-                yield batch
-                batch = _Batch()
-    except InputError:
-        if batch:
-            yield batch
-        raise
-    if batch:
-        yield batch
+    return batched(read_records(path, fmt, text_field, id_field, lines), batch_size, lines.would_wait)
 
 
 def _predict_kw(model, text_field, title_field, thresholds, facets, min_words, explain) -> dict:

@@ -98,7 +98,7 @@ class Renderer:
             return f"{rid}\t\t\n"
         if fmt == "tsv":
             return f"{rid}\t{';'.join(pred.tags)}\n"
-        return self._text_block(_cell(rec.id(self.id_field)), pred)
+        return self._text_block(rid, pred)
 
     def _text_block(self, rid: str, pred) -> str:
         lines = [rid]
