@@ -39,8 +39,6 @@ def figures(Y, P, T, taxonomy, rows=None) -> dict:
     Each block holds the :func:`~tagger.metrics.prf` and :func:`~tagger.metrics.ranking`
     figures and ``documents``.  ``Y``/``T`` are 0/1 (n, L), ``P`` probabilities (n, L).
     """
-    import numpy as np
-
     if rows is not None:
         Y, P, T = Y[rows], P[rows], T[rows]
     labels = taxonomy.label_ids

@@ -11,8 +11,6 @@ to the words as they appear in the text.  Importing lightgbm costs ~0.3-1 s, so 
 
 from __future__ import annotations
 
-import re
-
 from .text import _TOKEN_RE, fold, normalize
 
 

@@ -16,7 +16,6 @@ nltk or lightgbm; :meth:`Model.booster` imports lightgbm on demand (explanations
 from __future__ import annotations
 
 import json
-import math
 import os
 import zipfile
 import shutil
@@ -578,8 +577,6 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     """
     import importlib.metadata as md
     import time
-
-    import numpy as np
 
     from .forest import flatten_boosters
     from .text import document_text
