@@ -15,7 +15,7 @@ sys.path.insert(0, ".")
 
 from tagger.corpus import load_corpus  # noqa: E402
 from tagger.metrics import scores_by_facet  # noqa: E402
-from tagger.model import NUM_ROUNDS, label_matrix, out_of_fold_proba, tune_thresholds  # noqa: E402
+from tagger.training import NUM_ROUNDS, label_matrix, out_of_fold_proba, tune_thresholds  # noqa: E402
 from tagger.taxonomy import load_taxonomy  # noqa: E402
 from tagger.text import document_text  # noqa: E402
 

@@ -16,8 +16,8 @@ change is judged against a baseline given the same chances.
 from __future__ import annotations
 
 from .metrics import decide, per_label, prf, ranking
-from .model import (NUM_ROUNDS, fit, fitted_proba, label_matrix, out_of_fold_proba, stratified_folds,
-                    tune_thresholds)
+from .training import (NUM_ROUNDS, fit, fitted_proba, label_matrix, out_of_fold_proba, stratified_folds,
+                       tune_thresholds)
 from .text import document_text
 
 BASELINE_CS = (0.1, 1.0, 10.0, 100.0)

@@ -4,8 +4,8 @@ import random
 import numpy as np
 import pytest
 
-from tagger.model import (MODEL_FORMAT, Model, ModelError, abstain_reason, label_matrix, train,
-                          tune_thresholds)
+from tagger.model import MODEL_FORMAT, Model, ModelError, abstain_reason
+from tagger.training import label_matrix, train, tune_thresholds
 from tagger.taxonomy import parse_taxonomy
 
 from conftest import ROOT

@@ -1,0 +1,93 @@
+"""Writing a model directory atomically (built in a temporary sibling, swapped in by rename)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .features import dump_json
+from .model import ModelError
+
+#: every name a model directory may hold (training replaces the directory as a whole)
+MODEL_FILES = frozenset({"manifest.json", "features.json", "trees.npz", "linear.npz", "boosters", "README.md"})
+
+
+def save_linear(path, W, b) -> None:
+    """Write the linear base as ``linear.npz`` (plain arrays, float64)."""
+    import numpy as np
+
+    with open(path, "wb") as fh:
+        np.savez_compressed(fh, W=W, b=b)
+
+
+def _same_training(old_manifest_path, new: dict) -> bool:
+    """True when the old model was trained on the same corpus, taxonomy and parameters."""
+    try:
+        old = json.loads(Path(old_manifest_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    keys = ("corpus_sha256", "taxonomy_fingerprint", "parameters", "format_version")
+    return all(old.get(k) == new.get(k) for k in keys)
+
+
+def check_out_dir(out_dir) -> None:
+    """Raise :class:`ModelError` unless ``out_dir`` may be (re)written by training: absent, an
+    empty directory, or an existing model directory (it has a ``manifest.json``).  Nothing
+    else is ever replaced, so a mistyped ``--out`` cannot delete a user's files."""
+    out = Path(out_dir)
+    if out.resolve() == Path.cwd().resolve() or out.resolve() in Path.cwd().resolve().parents:
+        raise ModelError(f"{out_dir}: cannot replace the current directory or one above it; name a model directory")
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise ModelError(f"{out_dir}: exists and is not a directory; choose another --out")
+    if not (out / "manifest.json").is_file() and any(out.iterdir()):
+        raise ModelError(f"{out_dir}: exists, is not empty and is not a tagger model directory; choose another --out")
+    other = sorted(p.name for p in out.iterdir() if p.name not in MODEL_FILES)
+    if other:
+        raise ModelError(f"{out_dir}: holds files that are not model files ({', '.join(other[:3])}); "
+                         "they would be lost: move them or choose another --out")
+
+
+def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
+    """Write all model files of ``fm`` (a :class:`tagger.training.FittedModel`) and ``forest``
+    (a :class:`tagger.forest.Forest`) into a temporary sibling of ``out_dir``, then swap it in.
+
+    Files not produced by training (e.g. a model card ``README.md`` written by
+    ``tagger evaluate --card``) are carried over from the old directory.
+    """
+    out = Path(out_dir)
+    check_out_dir(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; a model directory is ordinary data
+    try:
+        (tmp / "boosters").mkdir()
+        for stem, b in fm.boosters.items():
+            (tmp / "boosters" / f"{stem}.txt").write_text(b.model_to_string(), encoding="utf-8")
+        with open(tmp / "features.json", "w", encoding="utf-8") as fh:
+            dump_json(fm.features.to_json(), fh)
+        forest.save(tmp / "trees.npz")
+        if fm.linear is not None:
+            save_linear(tmp / "linear.npz", *fm.linear)
+        with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
+            json.dump(manifest, fh, ensure_ascii=False, indent=1, sort_keys=True)
+            fh.write("\n")
+        if out.is_dir() and (out / "README.md").is_file() and _same_training(out / "manifest.json", manifest):
+            shutil.copy2(out / "README.md", tmp / "README.md")  # the card still describes this model
+        old = None
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
+            os.rmdir(old)
+            os.rename(out, old)
+        os.rename(tmp, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
