@@ -1,0 +1,49 @@
+"""``tagger bib``: keep the tags of .bib entries current (the pre-commit hook)."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import TaggerError
+from ._app import cli
+from ._common import exit_code, load_model, model_options
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option("--check", is_flag=True, help="Change nothing; exit 1 if any entry's tags are missing or stale.")
+@click.option("--strict", is_flag=True, help="Also fail (exit 1) on entries that cannot be read safely.")
+@click.option("--diff", is_flag=True, help="Print the unified diff of what is (or would be) written.")
+@click.option("--field", metavar="NAME", help="Write tags into this tool-owned field instead of merging into keywords.")
+@click.option("--encoding", metavar="NAME", help="The files' encoding when not UTF-8 (written back in it).")
+@click.option("--min-words", type=click.IntRange(0), default=None, help="Abstain on shorter abstracts [default: 20].")
+@model_options
+@exit_code
+def bib(files, check, strict, diff, field, encoding, min_words, model, taxonomy):
+    """Keep the tags of .bib entries with an abstract current (the pre-commit hook).
+
+    Tags are merged into each entry's keywords field, after the user's own terms, which keep
+    their text, order and separator; every other byte of the file stays as it was.  Exit 1 when
+    a file was changed (or, with --check, would be), else 0; 2 on unreadable files.
+    """
+    import codecs
+
+    from .. import bib as bibmod
+
+    if encoding:
+        try:
+            if not codecs.lookup(encoding)._is_text_encoding:
+                raise TaggerError(f"--encoding {encoding}: not a text encoding")
+        except LookupError:
+            raise TaggerError(f"--encoding {encoding}: unknown encoding") from None
+    m = load_model(model, taxonomy)
+
+    def predict(entries):
+        preds = m.predict(entries, min_words=min_words)
+        return [p.tags for p in preds]
+
+    try:
+        return bibmod.run(files, predict=predict, facets=[f for f, _, _ in m.facets], check=check, strict=strict,
+                          diff=diff, field=field, encoding=encoding)
+    except ValueError as e:
+        raise TaggerError(str(e)) from None

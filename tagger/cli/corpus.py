@@ -1,0 +1,35 @@
+"""``tagger corpus check``: validate a hand-tagged corpus."""
+
+from __future__ import annotations
+
+import click
+
+from ._app import cli
+from ._common import exit_code
+
+
+@cli.group()
+def corpus():
+    """Check a hand-tagged corpus."""
+
+
+@corpus.command("check")
+@click.argument("file")
+@click.option("--taxonomy", metavar="FILE", help="Taxonomy [default: $TAGGER_TAXONOMY, else the packaged one].")
+@exit_code
+def corpus_check(file, taxonomy):
+    """Validate a hand-tagged corpus: unknown labels, duplicate ids or abstracts, empty abstracts."""
+    from ..corpus import check_corpus, load_corpus
+    from ..resources import taxonomy_path
+    from ..taxonomy import load_taxonomy
+
+    problems = check_corpus(file, load_taxonomy(taxonomy_path(taxonomy)))
+    for p in problems:
+        click.echo(p)
+    if problems:
+        click.echo(f"{file}: {len(problems)} problem(s)", err=True)
+        return 1
+    click.echo(f"{file}: ok ({len(load_corpus(file))} examples)")
+    return 0
+
+

@@ -1,0 +1,86 @@
+"""``tagger evaluate``: cross-validated figures, the baseline and the model card."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from ..errors import TaggerError
+from ._app import cli
+from ._common import DEFAULT_CORPUS, exit_code, model_options, need_corpus, progress
+
+
+@cli.command()
+@click.option("--corpus", default=DEFAULT_CORPUS, show_default=True, metavar="FILE",
+              help="Hand-tagged corpus to cross-validate on.")
+@click.option("--test", "test_file", metavar="FILE", help="Instead: score the trained model on this hand-tagged file.")
+@click.option("--folds", "-k", type=click.IntRange(2), default=5, show_default=True, help="Cross-validation folds.")
+@click.option("--baseline", is_flag=True, help="Also run the logistic-regression baseline on the same folds.")
+@click.option("--json", "json_out", metavar="FILE", help="Write all figures as JSON.")
+@click.option("--per-label", metavar="FILE", help="Write the per-label table (TSV).")
+@click.option("--card", metavar="DIR", help="Write the model card DIR/README.md from these figures.")
+@model_options
+@exit_code
+def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, model, taxonomy):
+    """Cross-validated precision, recall and F1 (micro, macro, samples), per facet and label."""
+    import json
+
+    from ..corpus import check_corpus, load_corpus
+    from ..evaluation import (
+        cross_validate,
+        evaluate_model,
+        format_report,
+        model_card,
+        write_per_label,
+    )
+    from ..model import Model
+    from ..resources import model_dir, taxonomy_chosen, taxonomy_path
+    from ..taxonomy import from_model_manifest, load_taxonomy
+
+    if test_file and not taxonomy_chosen(taxonomy):  # score a model by the labels it was trained on
+        trained = Model.load(model_dir(model))
+        tax = from_model_manifest(trained.manifest)
+    else:
+        tax = load_taxonomy(taxonomy_path(taxonomy))
+    if card:
+        Model.load(card, tax)  # fail now, not after the cross-validation
+    for out_path in (json_out, per_label):
+        if out_path and os.path.isdir(out_path):
+            raise TaggerError(f"{out_path}: is a directory; give a file name")
+    path = test_file or corpus
+    need_corpus(path)
+    problems = check_corpus(path, tax)
+    if problems:
+        raise TaggerError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    records = load_corpus(path)
+    if not records:
+        raise TaggerError(f"{path}: no hand-tagged examples")
+    if not test_file and len(records) < 2 * folds:
+        raise TaggerError(f"{path}: {len(records)} examples are too few for {folds}-fold cross-validation")
+    if test_file:
+        result = evaluate_model(Model.load(model_dir(model), tax), records, tax)
+    else:
+        bar, update = progress(f"{folds}-fold cross-validation")
+        try:
+            result = cross_validate(records, tax, k=folds, baseline=baseline, progress=update)
+        finally:
+            if bar:
+                bar.__exit__(None, None, None)
+    click.echo(format_report(result, tax), nl=False)
+    if json_out:
+        with open(json_out, "w", encoding="utf-8") as fh:
+            json.dump(result, fh, indent=1)
+            fh.write("\n")
+    if per_label:
+        write_per_label(per_label, result["tagger"]["per_label"])
+    if card:
+        from pathlib import Path
+
+        m = Model.load(card, tax)
+        text = model_card(m.manifest, result, tax)
+        tmp = Path(card) / ".README.md.tmp"
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(Path(card) / "README.md")
+        click.echo(f"model card written to {Path(card) / 'README.md'}")
+    return 0

@@ -1,0 +1,79 @@
+"""``tagger filter``: keep the records whose tags match an expression."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import TaggerError
+from ._app import cli
+from ._common import (
+    AtomicOutput,
+    Inputs,
+    default_format,
+    exit_code,
+    io_options,
+    load_model,
+    quiet_broken_pipe,
+    with_count,
+)
+
+
+@cli.command("filter")
+@click.argument("expr")
+@click.argument("files", nargs=-1, metavar="[FILE]...")
+@io_options
+@click.option("--retag", is_flag=True, help="Tag every record anew, even those that carry tags.")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=None,
+              help="A label matches only where its score is at least this.")
+@click.option("--invert-match", "-v", "invert", is_flag=True, help="Keep the records that do not match.")
+@click.option("--count", "-c", is_flag=True, help="Print only the number of records kept.")
+@exit_code
+def filter_(expr, files, retag, min_score, invert, count, **opts):
+    """Keep the records whose tags match EXPR, e.g. 'modality:image and not method:cnn'.
+
+    \b
+    EXPR: label ids and facet wildcards (method:*), and/or/not, parentheses.
+    Records that carry tags are trusted (unless --retag or --threshold); others are tagged on the fly.
+    Exit 0 if any record was kept, 1 if none, 2 on error (as grep).
+    """
+    from ..labeling import trusted_or_tagged
+    from ..output import Writer
+    from ..query import parse
+
+    inputs = Inputs(files, opts["input_format"], opts["text_field"], opts["id_field"])
+    model = load_model(opts["model"], opts["taxonomy"])
+    query = parse(expr, model.labels, [f for f, _, _ in model.facets])
+    fmt = default_format(opts["out_format"], inputs, opts["output"])
+    skipped = []
+
+    def warn(msg):
+        skipped.append(msg)
+        click.echo(f"tagger: warning: {msg}", err=True)
+
+    # a threshold of one's own only means something for records tagged now
+    stream = trusted_or_tagged(inputs.records(), lambda: model, retag=retag or opts["threshold"] is not None,
+                               need_scores=min_score is not None,
+                               text_field=opts["text_field"], title_field=opts["title_field"],
+                               thresholds=opts["threshold"], min_words=opts["min_words"],
+                               on_error=opts["on_error"], warn=warn, jobs=opts["jobs"])
+    kept = 0
+    try:
+        with AtomicOutput(opts["output"]) as fh:
+            writer = Writer(fh, fmt, model.facets, inputs.table_format, opts["id_field"])
+            try:
+                for rec, pred in stream:
+                    if query.matches(pred.tags, pred.scores, min_score) != invert:
+                        kept += 1
+                        if not count:
+                            writer.write(rec, pred)
+            except TaggerError as e:
+                raise with_count(e, writer.count, opts["output"]) from None
+            if count:
+                fh.write(f"{kept}\n")
+            else:
+                writer.close()
+            fh.flush()
+    except BrokenPipeError:
+        quiet_broken_pipe()
+        return 0 if kept else 1
+    return 0 if kept else 1

@@ -1,0 +1,35 @@
+"""``tagger info``: the model card of a model directory."""
+
+from __future__ import annotations
+
+import click
+
+from ._app import cli
+from ._common import exit_code
+
+
+@cli.command()
+@click.argument("directory", required=False)
+@exit_code
+def info(directory):
+    """Print the model card of a model directory [default: the model in use]."""
+    import json
+
+    from ..model import Model
+    from ..resources import model_dir
+
+    d = model_dir(directory)
+    m = Model.load(d)
+    card = d / "README.md"
+    if card.is_file():
+        click.echo(card.read_text(encoding="utf-8"), nl=False)
+        return 0
+    man = m.manifest
+    click.echo(f"{d}: {len(man['labels'])} labels, trained {man.get('created')} on {man.get('corpus_size')} abstracts")
+    click.echo(f"no model card; write one with `tagger evaluate --card {d}`")
+    figs = man.get("figures", {}).get("out_of_fold")
+    if figs:
+        click.echo("out-of-fold figures: " + json.dumps({k: v["f1_micro"] for k, v in figs.items()}))
+    return 0
+
+

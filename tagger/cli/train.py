@@ -1,0 +1,54 @@
+"""``tagger train``: fit a model directory on a hand-tagged corpus."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import TaggerError
+from ._app import cli
+from ._common import DEFAULT_CORPUS, exit_code, need_corpus, progress
+
+
+@cli.command()
+@click.option("--corpus", default=DEFAULT_CORPUS, show_default=True, metavar="FILE",
+              help="Hand-tagged corpus (JSON Lines with abstract, labels, annotator).")
+@click.option("--taxonomy", metavar="FILE", help="Taxonomy [default: $TAGGER_TAXONOMY, else the packaged one].")
+@click.option("--out", default="models", show_default=True, metavar="DIR", help="Model directory to (re)write atomically.")
+@click.option("--folds", type=click.IntRange(0), default=5, show_default=True,
+              help="Folds of the out-of-fold pass that tunes per-label thresholds (0: no tuning).")
+@click.option("--rounds", type=click.IntRange(1), default=None, help="Boosting rounds per label [default: the model's].")
+@exit_code
+def train(corpus, taxonomy, out, folds, rounds):
+    """Train TF-IDF + LightGBM models on a hand-tagged corpus and write a model directory."""
+    from ..corpus import check_corpus, load_corpus
+    from ..model import NUM_ROUNDS
+    from ..model import train as train_model
+    from ..resources import taxonomy_path
+    from ..taxonomy import load_taxonomy
+
+    tax = load_taxonomy(taxonomy_path(taxonomy))
+    need_corpus(corpus)
+    problems = check_corpus(corpus, tax)
+    if problems:
+        raise TaggerError(f"{problems[0]} (and {len(problems) - 1} more problems; see `tagger corpus check {corpus}`)"
+                          if len(problems) > 1 else problems[0])
+    records = load_corpus(corpus)
+    if len(records) < 10:
+        raise TaggerError(f"{corpus}: {len(records)} examples; training needs at least 10 hand-tagged abstracts")
+    if folds > len(records) // 2:
+        raise TaggerError(f"--folds {folds} is too many for {len(records)} examples (at most {len(records) // 2})")
+    from ..model import check_out_dir
+
+    check_out_dir(out)
+    bar, update = progress("out-of-fold pass")
+    try:
+        manifest = train_model(records, tax, out, num_rounds=rounds or NUM_ROUNDS, threshold_folds=folds, progress=update)
+    finally:
+        if bar:
+            bar.__exit__(None, None, None)
+    figs = manifest.get("figures", {}).get("out_of_fold", {})
+    click.echo(f"trained {len(manifest['labels'])} labels on {manifest['corpus_size']} abstracts "
+               f"({manifest['n_features']} features, {manifest['n_trees']} trees) -> {out}")
+    if figs:
+        click.echo(f"out-of-fold F1 (micro/macro): {figs['all']['f1_micro']:.3f} / {figs['all']['f1_macro']:.3f}")
+    return 0
