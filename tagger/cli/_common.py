@@ -33,6 +33,7 @@ def exit_code(fn):
 # --- shared options ---------------------------------------------------------------------
 
 def model_options(fn):
+    """Add ``--model DIR`` and ``--taxonomy FILE`` to a command."""
     fn = click.option("--taxonomy", "taxonomy", metavar="FILE",
                       help="Taxonomy the model must match [default: $TAGGER_TAXONOMY, else the one the model was "
                            "trained with].")(fn)
@@ -42,6 +43,11 @@ def model_options(fn):
 
 
 def load_model(model_opt, taxonomy_opt):
+    """The ``tagger.model.Model`` chosen by ``--model``/``$TAGGER_MODEL`` (else the packaged one),
+    checked against ``--taxonomy``/``$TAGGER_TAXONOMY`` when one is given.
+
+    Raises TaggerError for a missing or incompatible model.
+    """
     from ..model import Model
     from ..resources import model_dir, taxonomy_chosen, taxonomy_path
 
@@ -54,6 +60,7 @@ def load_model(model_opt, taxonomy_opt):
 
 
 def io_options(fn):
+    """Add the input, output and labelling options that ``label`` and ``filter`` share."""
     opts = [
         click.option("--input-format", type=click.Choice(["txt", "jsonl", "csv", "tsv"]),
                      help="Input format [default: from the extension; for stdin and other files, jsonl if the "
@@ -84,7 +91,7 @@ def io_options(fn):
 class Inputs:
     """The input files of a command, read one after another as one stream of records."""
 
-    def _init__(self, files, input_format, text_field, id_field):
+    def __init__(self, files, input_format, text_field, id_field):
         from ..corpus import detect_format
 
         self.files = list(files) or ["-"]
@@ -124,10 +131,10 @@ def default_format(out_format, inputs, output):
 class AtomicOutput:
     """stdout, or a temporary file beside ``path`` renamed onto it only on success."""
 
-    def _init__(self, path):
+    def __init__(self, path):
         self.path, self.tmp, self.fh = path, None, None
 
-    def _enter__(self):
+    def __enter__(self):
         if self.path is None or self.path == "-":
             self.fh = sys.stdout
             if hasattr(self.fh, "reconfigure"):  # a lone surrogate from a JSON escape: written as \udXXX
@@ -157,7 +164,7 @@ class AtomicOutput:
         self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="", errors="backslashreplace")
         return self.fh
 
-    def _exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type, exc, tb):
         if self.tmp is None:
             return False
         try:
@@ -173,7 +180,10 @@ class AtomicOutput:
 
 
 def stream(model, inputs, writer, opts, explain=0):
-    """Label records and write them; returns (written, skipped)."""
+    """Label the records of ``inputs`` with ``model`` and write them through ``writer``.
+
+    Returns ``(written, skipped)`` record counts; a TaggerError gains how many were written.
+    """
     from ..labeling import label_stream, render_stream
 
     skipped = []
