@@ -21,8 +21,8 @@ from ._common import DEFAULT_CORPUS, exit_code, need_corpus, progress
 def train(corpus, taxonomy, out, folds, rounds):
     """Train TF-IDF + LightGBM models on a hand-tagged corpus and write a model directory."""
     from ..corpus import check_corpus, load_corpus
-    from ..model import NUM_ROUNDS
-    from ..model import train as train_model
+    from ..training import NUM_ROUNDS
+    from ..training import train as train_model
     from ..resources import taxonomy_path
     from ..taxonomy import load_taxonomy
 
@@ -37,7 +37,7 @@ def train(corpus, taxonomy, out, folds, rounds):
         raise TaggerError(f"{corpus}: {len(records)} examples; training needs at least 10 hand-tagged abstracts")
     if folds > len(records) // 2:
         raise TaggerError(f"--folds {folds} is too many for {len(records)} examples (at most {len(records) // 2})")
-    from ..model import check_out_dir
+    from ..modeldir import check_out_dir
 
     check_out_dir(out)
     bar, update = progress("out-of-fold pass")
