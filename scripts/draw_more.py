@@ -14,7 +14,7 @@ about 100 rows, shuffled within the sample with a fixed seed):
   primary-category group (cs.CL/cmp-lg, cs.LG/stat, cs.CV, cs.RO, cs.IR, cs.HC, cs.SD/eess.AS,
   other), a group with fewer rows than its share giving the rest to the others in turn.
   Sample ``older-uniform``.
-* ``bib-eval N``: N entries with an abstract from ``bib/real*/`` (at most a tenth of N from
+* ``bib-eval N``: N entries with an abstract from ``bib/real*/`` (at most a sixth of N from
   any one file, the rest drawn uniformly), for the evaluation set ``fixtures/bib-eval.jsonl``
   (labels only are committed, never the texts).
 
@@ -152,7 +152,7 @@ def bib_eval(shared, n):
                          "abstract": ab, "source": f"bib/{p.parent.name}/{p.name}"})
         per_file[p] = ents
     rng = random.Random(SEED + 3)
-    cap = max(1, n // 10)
+    cap = max(1, n // 6)
     chosen, rest = [], []
     for p, ents in per_file.items():
         rng.shuffle(ents)
