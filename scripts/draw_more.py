@@ -87,7 +87,7 @@ def continue_uniform(shared, repo, n):
         rid = f"arxiv:{r['arxiv_id']}"
         if rank <= 900 or rid in have:
             continue
-        rows.append({"id": rid, "title": r["title"], "abstract": r["abstract"], "year": 2025,
+        rows.append({"id": rid, "title": r["title"], "abstract": r["abstract"],
                      "source": f"arxiv-2025-uniform (uniform sample, rank {rank})"})
         if len(rows) >= n:
             break
