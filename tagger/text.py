@@ -39,15 +39,36 @@ _LETTER_RE = re.compile(r"\{?\\(ss|ae|AE|oe|OE|aa|AA|[oOlLij])(?![A-Za-z])\}?")
 _ESCAPED_RE = re.compile(r"\\([&%$#_{}])")
 _CMD_ARG_RE = re.compile(r"\\[A-Za-z]+\*?\s*(?:\[[^\]]*\])?\{([^{}]*)\}")  # \emph{x} -> x
 _CMD_RE = re.compile(r"\\([A-Za-z]+)")                                  # \alpha -> alpha
+#: commands whose argument is not text: dropped with it (\cite{key}, \ref{fig}, the URL of \href)
+_DROP_ARG_RE = re.compile(
+    r"\\(?:cite[a-zA-Z]*|[a-z]*cite|nocite|ref|eqref|autoref|[cC]ref|pageref|label|href)\*?\s*(?:\[[^\]]*\]\s*)*\{[^{}]*\}"
+)
+_SPACING_RE = re.compile(r"\\([-,;:! ])")  # \- (hyphenation point) -> nothing; \, \; \: \! \  -> space
+#: formatting commands and declarations: their name is not a word of the text, even when their
+#: argument holds braces (\emph{{BERT} models}) or when they are declarations ({\em x}, {\bf x})
+_FORMAT_CMDS = frozenset(
+    "emph textbf textit textsf texttt textrm textsc textsl textup textmd textnormal text mbox hbox "
+    "em bf it sl sc rm sf tt normalfont bfseries itshape scshape slshape upshape mdseries rmfamily "
+    "sffamily ttfamily tiny scriptsize footnotesize small normalsize large Large LARGE huge Huge "
+    "mathrm mathit mathbf mathsf mathtt mathbb mathcal mathfrak mathscr boldsymbol ensuremath "
+    "displaystyle textstyle scriptstyle left right big Big bigg Bigg bigl bigr Bigl Bigr "
+    "underline uline url path nolinkurl protect relax xspace noindent par textsuperscript "
+    "textsubscript".split()
+)
 _MATH_RE = re.compile(r"\$\$?([^$]*)\$\$?")
 
 
 def _accent(m: re.Match) -> str:
     cmd = m.group(1) or m.group(4)
     base = m.group(2) or m.group(3) or m.group(5) or m.group(6) or ""
-    if base.startswith("\\"):
-        base = _LETTERS.get(base[1:], base[1:])
+    if base.startswith("\\"):  # an accent on \i or \j sits on the plain letter: {\'\i} -> í
+        base = {"i": "i", "j": "j"}.get(base[1:]) or _LETTERS.get(base[1:], base[1:])
     return unicodedata.normalize("NFC", base + _ACCENTS[cmd])
+
+
+def _command(m: re.Match) -> str:
+    name = m.group(1)
+    return " " if name in _FORMAT_CMDS else f" {name} "
 
 
 def decode_latex(text: str) -> str:
@@ -55,6 +76,9 @@ def decode_latex(text: str) -> str:
 
     ``{\\"o}`` -> ``ö``, ``\\v{C}`` -> ``Č``, ``\\&`` -> ``&``, ``\\emph{deep}`` -> ``deep``,
     ``$\\mathcal{O}(n^2)$`` -> ``O(n^2)``, ``$\\alpha$`` -> ``alpha``, ``~`` -> space.
+    ``{\\em x}`` and ``\\emph{{BERT} models}`` -> ``x``, ``BERT models`` (formatting commands are
+    no words); ``\\cite{key}``, ``\\ref{fig}`` and the URL of ``\\href{url}{text}`` are dropped;
+    ``\\-`` (a hyphenation point) joins the word, ``\\,`` is a space.
     Unknown commands keep their name as a word; remaining grouping braces are dropped.
     """
     backslash = "\\" in text
@@ -64,6 +88,8 @@ def decode_latex(text: str) -> str:
         text = _ACCENT_RE.sub(_accent, text)
         text = _LETTER_RE.sub(lambda m: _LETTERS[m.group(1)], text)
         text = text.replace("\\\\", " ")
+        text = _DROP_ARG_RE.sub(" ", text)
+        text = _SPACING_RE.sub(lambda m: "" if m.group(1) == "-" else " ", text)
     if "$" in text:
         text = _MATH_RE.sub(lambda m: " " + m.group(1) + " ", text)
     if backslash:
@@ -73,7 +99,7 @@ def decode_latex(text: str) -> str:
                 break
             text = new
         text = _ESCAPED_RE.sub(lambda m: "\x00" + m.group(1), text)  # protect \& \% ... from the steps below
-        text = _CMD_RE.sub(r" \1 ", text)
+        text = _CMD_RE.sub(_command, text)
     text = text.replace("{", "").replace("}", "").replace("~", " ").replace("---", "\u2014").replace("--", "\u2013")
     return text.replace("\x00", "")
 

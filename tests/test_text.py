@@ -15,6 +15,16 @@ def test_latex_accents_commands_and_math():
     assert normalize("pages 1--3~and {B}ayes") == "pages 1\u20133 and Bayes"
 
 
+
+def test_latex_as_bibtex_writes_it():
+    # what the .bib reader hands to the model goes through this one decoder
+    assert decode_latex(r"Garc{\'\i}a, na\"{\i}ve, \'\i") == "García, naïve, í"
+    assert normalize(r"{\em Deep} {\bf nets} and \emph{{BERT} models}") == "Deep nets and BERT models"
+    assert normalize(r"as in \cite[p.~3]{key}, \citep{a,b} and Fig.~\ref{fig:1}") == "as in , and Fig."
+    assert normalize(r"\href{http://x.org/a}{our code} at \url{http://y.org}") == "our code at http://y.org"
+    assert normalize(r"hy\-phen\-ation, a\,b and c\;d") == "hyphenation, a b and c d"
+    assert normalize(r"$\left(x\right)$ and \textsuperscript{th}") == "(x ) and th"
+
 def test_hard_line_breaks_and_hyphens():
     assert normalize("a self-\nsupervised\nmodel\r\nhere") == "a self-supervised model here"
     assert normalize("inter\u00adnational  \t spaces") == "international spaces"
