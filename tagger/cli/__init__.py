@@ -7,7 +7,8 @@ numpy, and only ``train``/``evaluate`` import scikit-learn, nltk and lightgbm
 (``tests/test_cli.py`` asserts this on ``sys.modules``).
 
 One module per command (``label``, ``filter``, ``train``, ``evaluate``, ``info``,
-``taxonomy``, ``corpus``, ``bib``), each registering itself on the group in ``_app``;
+``taxonomy``, ``corpus`` with ``corpus_merge`` and ``corpus_agreement`` on its subgroup,
+``bib``), each registering itself on the group in ``_app``;
 what they share is in ``_common``.
 
 Exit statuses: 0 success; 1 "found something" (``bib`` changed or would change a file,
@@ -23,7 +24,9 @@ import sys
 
 import click
 
-from . import bib, corpus, evaluate, filter, info, label, taxonomy, train  # noqa: F401  (register the commands)
+from . import (  # noqa: F401  (register the commands)
+    bib, corpus, corpus_agreement, corpus_merge, evaluate, filter, info, label, taxonomy, train,
+)
 from ._app import cli
 from ._common import quiet_broken_pipe
 

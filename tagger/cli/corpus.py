@@ -10,7 +10,7 @@ from ._common import exit_code
 
 @cli.group()
 def corpus():
-    """Check a hand-tagged corpus."""
+    """Check, merge and compare hand-tagged corpora."""
 
 
 @corpus.command("check")
