@@ -7,9 +7,10 @@ are, each row gaining ``year`` when known and ``licence``), and from TAGWORK (la
 * ``pool/uniform2.jsonl``, ``pool/older.jsonl``, ``pool/bibeval.jsonl``: the drawn texts;
 * ``out/<BATCH>.jsonl``: one line ``{"id", "labels"}`` per abstract, written by the annotator
   who read it (``agent:tagger-<BATCH>``). First passes: ``V*`` (uniform), ``O*``
-  (older-uniform), ``B*`` (bib-eval), ``Q*`` (active); second, blind passes: ``AV*``, ``AO*``,
-  ``AB*``, ``AQ*``; adjudications ``ADJ*`` (a third reader settling the ids where the passes
-  differ).
+  (older-uniform), ``B*`` (bib-eval), ``Q*`` (active); a re-tag ``<BATCH>R`` by a fresh
+  annotator replaces a first pass whose doubly tagged part agreed below micro-F1 0.90;
+  second, blind passes: ``AV*``, ``AO*``, ``AB*``, ``AQ*``; adjudications ``ADJ*`` (a third
+  reader settling the ids where the passes differ).
 
 Writes ``fixtures/corpus.jsonl`` (old rows first, then the new samples), the agreement files
 (second passes appended) and ``fixtures/bib-eval.jsonl`` (file, key, labels, annotator: no
@@ -68,8 +69,13 @@ def main(tagwork, fixtures):
             for r in read_jsonl(p):
                 pool[r["id"]], kind[r["id"]] = r, k
     first, second, adj, batch_of = {}, {}, {}, {}
-    for f in sorted((tw / "out").glob("*.jsonl")):
+    outs = sorted((tw / "out").glob("*.jsonl"))
+    retagged = {f.stem[:-1] for f in outs if re.fullmatch(r"[VOBQ]\d+R", f.stem)}
+    for f in outs:
         b = f.stem
+        if b in retagged:  # its doubly tagged part agreed below 0.90: the re-tag <b>R replaces it whole
+            print(f"batch {b}: replaced by its re-tag {b}R")
+            continue
         if b.startswith("ADJ"):
             target, who = adj, "agent:adjudicator-" + b
         elif re.match(r"A[A-Z]", b):
