@@ -7,7 +7,7 @@ numpy, and only ``train``/``evaluate`` import scikit-learn, nltk and lightgbm
 (``tests/test_cli.py`` asserts this on ``sys.modules``).
 
 One module per command (``label``, ``filter``, ``train``, ``evaluate``, ``info``,
-``taxonomy``, ``corpus`` with ``corpus_merge`` and ``corpus_agreement`` on its subgroup,
+``taxonomy``, ``corpus`` with ``corpus_merge`` and ``corpus_agreement`` on its subgroup, ``annotate``,
 ``bib``), each registering itself on the group in ``_app``;
 what they share is in ``_common``.
 
@@ -25,7 +25,7 @@ import sys
 import click
 
 from . import (  # noqa: F401  (register the commands)
-    bib, corpus, corpus_agreement, corpus_merge, evaluate, filter, info, label, taxonomy, train,
+    annotate, bib, corpus, corpus_agreement, corpus_merge, evaluate, filter, info, label, taxonomy, train,
 )
 from ._app import cli
 from ._common import quiet_broken_pipe
