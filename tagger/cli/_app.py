@@ -16,4 +16,5 @@ def cli():
     tagger filter 'modality:image and not method:cnn' day.jsonl
     tagger bib refs.bib                   write tags into a .bib file's keywords
     tagger train                          retrain from the hand-tagged corpus
+    tagger annotate pool.txt --out mine.jsonl --annotator me    hand-tag in the terminal
     """
