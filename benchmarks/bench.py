@@ -40,6 +40,12 @@ Figures (targets in brackets):
    ``tagger label`` of the same entries' title + abstract from a JSONL file (extracted with
    bibtexparser 2.x, outer braces or quotes stripped); median of 3 runs.  Ratio bib / label
    [<= 2].  Skipped, with a message, when this ``tagger`` has no ``bib`` command.
+6. .bib recovery.  The file that ``tests/bib_cases_2/11-perf-many-unclosed-braces.py`` writes
+   (3,000 entries of ~1 kB) with 40 entries whose brace is never closed, versus the same file
+   without them: wall time of ``tagger bib --check`` on each, median of 3 runs, and the size of
+   the broken file's stderr (one bounded line per broken entry).  Ratio broken / clean [<= 2].
+
+``--bib-only`` runs figures 5 and 6 alone (a minute), for work on ``tagger bib``.
 
 The measured processes run with byte-code caching on (``PYTHONDONTWRITEBYTECODE`` removed,
 ``PYTHONPYCACHEPREFIX`` in the temporary directory, so the checkout gets no ``__pycache__``):
@@ -81,6 +87,7 @@ TARGETS = {
     "rss_growth": 1.25,  # at most: peak RSS on 100k / on 20k
     "installed_mb": 15.0,  # below
     "bib_vs_label": 2.0,  # at most
+    "bib_broken_vs_clean": 2.0,  # at most
 }
 
 
@@ -342,6 +349,26 @@ def bench_bib(tagger: list[str], tmp: Path, shared: Path, runs: int) -> dict:
     return res
 
 
+def bench_bib_recovery(tagger: list[str], tmp: Path, runs: int) -> dict:
+    gen = REPO / "tests" / "bib_cases_2" / "11-perf-many-unclosed-braces.py"
+    files = {}
+    for n in (40, 0):
+        d = tmp / f"bib-perf-{n}"
+        d.mkdir()
+        subprocess.run([sys.executable, str(gen), str(n)], cwd=d, check=True)
+        files[n] = d / "perf.bib"
+    commands = {"broken": [*tagger, "bib", "--check", str(files[40])], "clean": [*tagger, "bib", "--check", str(files[0])]}
+    broken = run_once(commands["broken"], ok=(0, 1, 2))
+    res = interleaved_medians(commands, runs, warmups=0, ok=(0, 1, 2))
+    res.update({
+        "entries": 3000, "broken_entries": 40, "broken_mb": files[40].stat().st_size / 1e6,
+        "broken_rc": broken["rc"], "broken_stderr_lines": len(broken["stderr"].splitlines()),
+        "broken_stderr_bytes": len(broken["stderr"].encode()),
+        "broken_vs_clean": res["broken"]["median_s"] / res["clean"]["median_s"],
+    })
+    return res
+
+
 # --- report -----------------------------------------------------------------------------------
 
 def machine_info() -> dict:
@@ -384,6 +411,27 @@ def table(r: dict) -> str:
     def row(*cells):
         lines.append("| " + " | ".join(cells) + " |")
 
+    if "startup" in r:
+        _table_main(r, row)
+    b = r["bib"]
+    if "skipped" in b:
+        row("`tagger bib --check`", "skipped", b["skipped"], "", f"<= {t['bib_vs_label']:g}x label", "")
+    else:
+        row(f"`tagger bib --check`, {b['files']} files, {b['abstracts']:,} abstracts",
+            f"{b['bib_check']['median_s']:.2f} s", f"{b['label']['median_s']:.2f} s (`label` of the same)",
+            f"{b['bib_vs_label']:.2f}x", f"<= {t['bib_vs_label']:g}x label", yes(b["bib_vs_label"] <= t["bib_vs_label"]))
+    v = r.get("bib_recovery")
+    if v:
+        row(f"`tagger bib --check`, {v['entries']:,} entries ({v['broken_mb']:.1f} MB), {v['broken_entries']} broken",
+            f"{v['broken']['median_s']:.2f} s, {v['broken_stderr_lines']} stderr lines "
+            f"({v['broken_stderr_bytes']:,} B)", f"{v['clean']['median_s']:.2f} s (none broken)",
+            f"{v['broken_vs_clean']:.2f}x", f"<= {t['bib_broken_vs_clean']:g}x clean",
+            yes(v["broken_vs_clean"] <= t["bib_broken_vs_clean"]))
+    return "\n".join(lines)
+
+
+def _table_main(r: dict, row) -> None:
+    t = TARGETS
     s = r["startup"]
     floor_ms = f"{s['floor_import_numpy']['median_s'] * 1000:.0f} ms (`import numpy`)"
     row("start-up `tagger --help`", f"{s['help']['median_s'] * 1000:.0f} ms", floor_ms,
@@ -416,21 +464,16 @@ def table(r: dict) -> str:
         model = f"model {z['installed_model_mb']:.1f} MB" if z["installed_model_mb"] is not None else "no model found"
         row("installed `tagger` directory", f"{z['installed_mb']:.1f} MB", f"{model}; wheel {z['wheel_mb']:.1f} MB",
             "", f"< {t['installed_mb']:g} MB", yes(z["installed_mb"] < t["installed_mb"]))
-    b = r["bib"]
-    if "skipped" in b:
-        row("`tagger bib --check`", "skipped", b["skipped"], "", f"<= {t['bib_vs_label']:g}x label", "")
-    else:
-        row(f"`tagger bib --check`, {b['files']} files, {b['abstracts']:,} abstracts",
-            f"{b['bib_check']['median_s']:.2f} s", f"{b['label']['median_s']:.2f} s (`label` of the same)",
-            f"{b['bib_vs_label']:.2f}x", f"<= {t['bib_vs_label']:g}x label", yes(b["bib_vs_label"] <= t["bib_vs_label"]))
-    return "\n".join(lines)
 
 
 def machine_text(r: dict) -> str:
     m = r["machine"]
-    return (f"{m['date']}; {m['cpu']}, {m['cores']} cores ({m['cores_usable']} usable); Python {m['python']}, "
+    head = (f"{m['date']}; {m['cpu']}, {m['cores']} cores ({m['cores_usable']} usable); Python {m['python']}, "
             f"numpy {m['numpy']}; {m['platform']}; commit {m['commit']}; load average "
-            f"{m['load_average_start'][0]:.2f} at start, {m['load_average_end'][0]:.2f} at end.\n"
+            f"{m['load_average_start'][0]:.2f} at start, {m['load_average_end'][0]:.2f} at end.\n")
+    if "startup" not in r:
+        return head + f"tagger run as: {r['tagger']}; --bib-only run, medians of {r['bib']['bib_check']['runs']} runs."
+    return (head +
             f"tagger run as: {r['tagger']}; {'quick' if r['quick'] else 'full'} run; "
             f"start-up medians of {r['startup']['help']['runs']} runs, throughput medians of "
             f"{r['throughput']['runs']} run(s); peak RSS by {r['memory']['method']}.")
@@ -441,9 +484,13 @@ def main(argv=None) -> int:
     ap.add_argument("--shared", type=Path, default=REPO.parent / "shared", help="shared data directory [../shared]")
     ap.add_argument("--quick", action="store_true", help="2,000 rows and fewer repetitions")
     ap.add_argument("--json", type=Path, metavar="OUT", help="write all figures to this JSON file")
+    ap.add_argument("--bib-only", action="store_true", help="only the .bib figures (5 and 6)")
     args = ap.parse_args(argv)
 
-    if not (args.shared / "corpora").is_dir():
+    if args.bib_only and not (args.shared / "bib" / "real").is_dir():
+        print(f"bench: {args.shared}/bib/real not found; nothing measured. Pass --shared DIR to point at it.")
+        return 0
+    if not args.bib_only and not (args.shared / "corpora").is_dir():
         print(f"bench: shared data directory {args.shared} (with corpora/) not found; nothing measured. "
               "Pass --shared DIR to point at it.")
         return 0
@@ -459,24 +506,15 @@ def main(argv=None) -> int:
         tmp = Path(d)
         CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
         CHILD_ENV["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
-        rows = load_arxiv_rows(args.shared, n_rows)
-        log(f"start-up: {startup_runs} runs after {warmups} warm-up(s)")
-        results["startup"] = bench_startup(tagger, tmp, rows, startup_runs, warmups)
-        log(f"throughput: {n_rows:,} rows, --jobs 1 and 2, {runs} run(s) each")
-        results["throughput"] = bench_throughput(tagger, tmp, rows, runs)
-        log(f"memory: {n_rows * 5:,} records, --jobs 1")
-        results["memory"] = bench_memory(tagger, tmp, rows, repeat=5)
-        log("size: pip wheel + pip install --target")
-        try:
-            results["size"] = bench_size(tmp)
-        except (subprocess.CalledProcessError, StopIteration) as e:
-            detail = getattr(e, "stderr", b"") or b""
-            results["size"] = {"error": f"{e}: {detail.decode('utf-8', 'replace')[-1000:]}"}
-            log(f"size: failed: {results['size']['error']}")
+        if not args.bib_only:
+            _bench_main(results, tagger, tmp, args.shared, n_rows, startup_runs, warmups, runs)
         log("bib: tagger bib --check vs tagger label")
         results["bib"] = bench_bib(tagger, tmp, args.shared, runs)
         if "skipped" in results["bib"]:
             log(f"bib: skipped: {results['bib']['skipped']}")
+        else:
+            log("bib recovery: 40 broken entries in 3,000 vs none")
+            results["bib_recovery"] = bench_bib_recovery(tagger, tmp, runs)
     results["machine"]["load_average_end"] = os.getloadavg()
 
     print(f"## tagger benchmark\n\n{machine_text(results)}\n\n{table(results)}")
@@ -484,6 +522,25 @@ def main(argv=None) -> int:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         log(f"figures written to {args.json}")
     return 0
+
+
+def _bench_main(results: dict, tagger, tmp: Path, shared: Path, n_rows: int, startup_runs: int, warmups: int,
+                runs: int) -> None:
+    """Figures 1 to 4."""
+    rows = load_arxiv_rows(shared, n_rows)
+    log(f"start-up: {startup_runs} runs after {warmups} warm-up(s)")
+    results["startup"] = bench_startup(tagger, tmp, rows, startup_runs, warmups)
+    log(f"throughput: {n_rows:,} rows, --jobs 1 and 2, {runs} run(s) each")
+    results["throughput"] = bench_throughput(tagger, tmp, rows, runs)
+    log(f"memory: {n_rows * 5:,} records, --jobs 1")
+    results["memory"] = bench_memory(tagger, tmp, rows, repeat=5)
+    log("size: pip wheel + pip install --target")
+    try:
+        results["size"] = bench_size(tmp)
+    except (subprocess.CalledProcessError, StopIteration) as e:
+        detail = getattr(e, "stderr", b"") or b""
+        results["size"] = {"error": f"{e}: {detail.decode('utf-8', 'replace')[-1000:]}"}
+        log(f"size: failed: {results['size']['error']}")
 
 
 if __name__ == "__main__":

@@ -127,7 +127,7 @@ def older(shared, repo, per_band):
 
 def bib_eval(shared, n):
     import bibtexparser
-    from tagger.bib import latex_to_text  # the texts only guide the annotator; never committed
+    from tagger.text import normalize as latex_to_text  # the texts only guide the annotator; never committed
     files = sorted(p for d in ("real", "real-2") for p in (shared / "bib" / d).glob("*.bib"))
     per_file = {}
     for p in files:

@@ -32,7 +32,9 @@ def test_bib_writes_merges_and_is_idempotent(tmp_path):
     p = tmp_path / "refs.bib"
     p.write_bytes(BIB.encode())
     r = CliRunner().invoke(cli, ["bib", "--check", str(p)])
-    assert r.exit_code == 1 and f"{p}:2: Hu2022: tags missing" in r.output
+    assert r.exit_code == 1 and f"{p}:2: Hu2022: tags missing: +modality:text " in r.output
+    assert (f"{p}: 2 entries: 1 tagged, 0 updated, 0 unchanged, 1 without abstract, 0 abstained, 0 unreadable, "
+            f"0 warnings") in r.output
     assert p.read_bytes() == BIB.encode()
     r = CliRunner().invoke(cli, ["bib", str(p)])
     assert r.exit_code == 1 and f"Fixing {p}" in r.output
@@ -57,6 +59,40 @@ def test_bib_non_utf8_is_exit_2_and_untouched(tmp_path):
     assert "caf\u00e9".encode("latin-1") in p.read_bytes() and b"method:fine-tuning" in p.read_bytes()
 
 
+def test_bib_corrections_unreadable_and_field_tagger(tmp_path):
+    p = tmp_path / "refs.bib"
+    fixed = BIB.replace("  Year     = {2022}\n", "  Year     = {2022},\n  Tagger   = {-method:fine-tuning, +method:rnn}\n")
+    p.write_text(fixed)
+    assert CliRunner().invoke(cli, ["bib", str(p)]).exit_code == 1
+    line = next(x for x in p.read_text().splitlines() if x.strip().startswith("Keywords"))
+    assert "method:rnn" in line and "method:fine-tuning" not in line and "Tagger   = {-method" in p.read_text()
+    assert CliRunner().invoke(cli, ["bib", "--check", str(p)]).exit_code == 0
+    r = CliRunner().invoke(cli, ["bib", "--field", "Tagger", str(p)])
+    assert r.exit_code == 2 and r.output.startswith("tagger: error: --field tagger: ") and r.output.count("\n") == 1
+    broken = tmp_path / "broken.bibtex"
+    broken.write_text("@article{bad,\n  publisher = {Taylor {{\\&} Francis},\n}\n\n" + BIB)
+    r = CliRunner().invoke(cli, ["bib", "--check", str(broken)])
+    assert r.exit_code == 2 and f"{broken}:1: bad: unreadable: unbalanced braces" in r.output
+    assert f"{broken}:6: Hu2022: tags missing" in r.output
+    assert CliRunner().invoke(cli, ["bib", "--allow-unreadable", str(broken)]).exit_code == 1
+    assert CliRunner().invoke(cli, ["bib", "--check", "--allow-unreadable", str(broken)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["bib", "--check", "--allow-unreadable", "--strict", str(broken)]).exit_code == 2
+
+
+def test_hooks_pick_up_bib_bibtex_and_biblatex():
+    import re
+
+    import yaml
+
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert [h["id"] for h in hooks] == ["tagger-bib", "tagger-bib-check"]
+    for h in hooks:
+        assert "types" not in h and h["require_serial"] is True  # identify maps only .bib to `bib`
+        pat = re.compile(h["files"])
+        assert all(pat.search(n) for n in ("refs.bib", "a/b.bibtex", "x.biblatex", "UP.BIB"))
+        assert not any(pat.search(n) for n in ("refs.bib.orig", "bib.txt", "x.bbl"))
+
+
 @pytest.mark.slow
 def test_pre_commit_hooks_end_to_end(tmp_path):
     """`pre-commit try-repo` on this repository: the write hook fails with the file changed
@@ -74,17 +110,25 @@ def test_pre_commit_hooks_end_to_end(tmp_path):
     git = lambda *a: subprocess.run(["git", *a], cwd=repo, check=True, capture_output=True, env=env)  # noqa: E731
     git("init", "-q")
     (repo / "refs.bib").write_text(BIB)
-    git("add", "refs.bib")
+    (repo / "more.bibtex").write_text(BIB.replace("Hu2022", "Hu2022b"))
+    git("add", "refs.bib", "more.bibtex")
 
-    def hook(hook_id):
-        return subprocess.run([pre_commit, "try-repo", str(ROOT), hook_id, "--files", "refs.bib"],
+    def hook(hook_id, *files):
+        return subprocess.run([pre_commit, "try-repo", str(ROOT), hook_id, "--files", *files],
                               cwd=repo, capture_output=True, text=True, env=env)
 
-    r = hook("tagger-bib")
+    r = hook("tagger-bib", "refs.bib", "more.bibtex")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "Fixing refs.bib" in r.stdout and "Failed" in r.stdout
+    assert "Fixing refs.bib" in r.stdout and "Fixing more.bibtex" in r.stdout and "Failed" in r.stdout
     text = (repo / "refs.bib").read_text()
     assert "Keywords = {to read; NLP; " in text and "method:fine-tuning" in text
-    r = hook("tagger-bib-check")
+    r = hook("tagger-bib-check", "refs.bib", "more.bibtex")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Passed" in r.stdout
+    # an unreadable entry fails both hooks, and the hook output names it
+    (repo / "broken.biblatex").write_text("@article{bad,\n  publisher = {Taylor {{\\&} Francis},\n}\n\n" + text)
+    git("add", "broken.biblatex")
+    for hook_id in ("tagger-bib-check", "tagger-bib"):
+        r = hook(hook_id, "broken.biblatex")
+        assert r.returncode == 1 and "Failed" in r.stdout, r.stdout + r.stderr
+        assert "broken.biblatex:1: bad: unreadable: unbalanced braces" in r.stdout

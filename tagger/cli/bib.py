@@ -12,19 +12,22 @@ from ._common import exit_code, load_model, model_options
 @cli.command()
 @click.argument("files", nargs=-1, required=True, metavar="FILE...")
 @click.option("--check", is_flag=True, help="Change nothing; exit 1 if any entry's tags are missing or stale.")
-@click.option("--strict", is_flag=True, help="Also fail (exit 1) on entries that cannot be read safely.")
+@click.option("--strict", is_flag=True, help="Warnings fail too (exit 2).")
+@click.option("--allow-unreadable", is_flag=True,
+              help="Report unreadable entries as warnings instead of failing with exit 2.")
 @click.option("--diff", is_flag=True, help="Print the unified diff of what is (or would be) written.")
 @click.option("--field", metavar="NAME", help="Write tags into this tool-owned field instead of merging into keywords.")
-@click.option("--encoding", metavar="NAME", help="The files' encoding when not UTF-8 (written back in it).")
+@click.option("--encoding", metavar="NAME", help="The files' encoding when not UTF-8 and without a BOM (written back in it).")
 @click.option("--min-words", type=click.IntRange(0), default=None, help="Abstain on shorter abstracts [default: 20].")
 @model_options
 @exit_code
-def bib(files, check, strict, diff, field, encoding, min_words, model, taxonomy):
-    """Keep the tags of .bib entries with an abstract current (the pre-commit hook).
+def bib(files, check, strict, allow_unreadable, diff, field, encoding, min_words, model, taxonomy):
+    """Keep the tags of .bib entries current (the pre-commit hook).
 
     Tags are merged into each entry's keywords field, after the user's own terms, which keep
-    their text, order and separator; every other byte of the file stays as it was.  Exit 1 when
-    a file was changed (or, with --check, would be), else 0; 2 on unreadable files.
+    their text, order and separator; a `tagger` field of an entry pins (+label) or vetoes
+    (-label) tags; every other byte of the file stays as it was.  Exit 1 when a file was
+    changed (or, with --check, would be), else 0; 2 on unreadable files or entries.
     """
     import codecs
 
@@ -36,14 +39,16 @@ def bib(files, check, strict, diff, field, encoding, min_words, model, taxonomy)
                 raise TaggerError(f"--encoding {encoding}: not a text encoding")
         except LookupError:
             raise TaggerError(f"--encoding {encoding}: unknown encoding") from None
+    if field is not None and field.casefold() == "tagger":
+        raise TaggerError("--field tagger: the tagger field holds your corrections (+label, -label) and is never "
+                          "written; name another field")
     m = load_model(model, taxonomy)
 
     def predict(entries):
-        preds = m.predict(entries, min_words=min_words)
-        return [p.tags for p in preds]
+        return [None if p.reason else p.tags for p in m.predict(entries, min_words=min_words)]
 
     try:
-        return bibmod.run(files, predict=predict, facets=[f for f, _, _ in m.facets], check=check, strict=strict,
-                          diff=diff, field=field, encoding=encoding)
+        return bibmod.run(files, predict=predict, facets=m.facets, check=check, strict=strict, diff=diff,
+                          field=field, encoding=encoding, allow_unreadable=allow_unreadable)
     except ValueError as e:
         raise TaggerError(str(e)) from None

@@ -1,0 +1,238 @@
+"""Running files: bytes and encodings, atomic writes, and what a run prints.
+
+Per file, on ``err`` (stderr): one line per problem, ``FILE:LINE: KEY: unreadable: REASON``
+(the entry is left untouched) or ``FILE:LINE: KEY: warning: REASON`` (at most 200
+characters, more only by as much as the path is longer than 80 characters), then
+the summary ``FILE: N entries: a tagged, b updated, c unchanged, d without abstract,
+e abstained, f unreadable, g warnings``.  On ``out`` (stdout): ``Fixing FILE`` for a file
+written, with ``--check`` one line per stale entry, ``FILE:LINE: KEY: tags missing: +x +y``
+or ``FILE:LINE: KEY: tags out of date: +x -y``, and with ``--diff`` the unified diff.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import difflib
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterable
+from typing import TextIO
+
+from .edit import BibReport, Predict, update_bib_text
+from .merge import Vocabulary
+from .read import UNREADABLE
+
+#: the longest problem line printed
+MAX_LINE = 200
+
+_BOMS = (  # longest first: the UTF-32-LE BOM starts with the UTF-16-LE one
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+class _FileError(Exception):
+    """One file cannot be handled; the message is the rest of ``tagger: error: FILE: ...``."""
+
+
+def _codec(data: bytes, encoding: str | None) -> str:
+    """The codec to decode ``data`` with so that encoding the text gives the bytes back: a
+    BOM names it (and stays in the text as U+FEFF); else ``encoding``, else UTF-8."""
+    name = codecs.lookup(encoding).name if encoding else None
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            if name in (None, "utf-8", "utf-8-sig") or (name or "").split("-")[:2] == codec.split("-")[:2]:
+                return codec
+            break
+    if name is None or name == "utf-8-sig":
+        return "utf-8"
+    return encoding
+
+
+def decode(data: bytes, encoding: str | None) -> tuple[str, str]:
+    """``(text, codec)`` of a file's bytes, such that ``text.encode(codec) == data``.
+
+    Raises:
+        _FileError: binary data (a NUL byte in a file without a UTF-16/32 BOM), bytes that
+            are not valid UTF-8 (with a hint to pass ``--encoding``), bytes that are not valid
+            in ``encoding``, or a decoding that does not round-trip.
+    """
+    codec = _codec(data, encoding)
+    nul = data.find(b"\0")
+    if nul >= 0 and not codec.startswith(("utf-16", "utf-32")):
+        raise _FileError(f"binary data (NUL byte at offset {nul}), not a BibTeX file; left untouched")
+    try:
+        text = data.decode(codec)
+    except UnicodeDecodeError as exc:
+        where = f"byte 0x{data[exc.start]:02x} at offset {exc.start}"
+        if encoding is None:
+            raise _FileError(f"not valid UTF-8 ({where}); pass --encoding with the file's encoding "
+                             f"(e.g. --encoding latin-1)") from None
+        raise _FileError(f"cannot decode as {encoding} ({where})") from None
+    try:
+        same = text.encode(codec) == data
+    except UnicodeEncodeError:
+        same = False
+    if not same:  # e.g. utf-16 written back with another byte order: refuse
+        raise _FileError(f"decoding as {codec} and encoding back does not reproduce the file's bytes; "
+                         f"file left untouched")
+    return text, codec
+
+
+def _diff(old: str, new: str, path: str) -> str:
+    def lines(s: str) -> list[str]:
+        parts = s.split("\n")
+        res = [p + "\n" for p in parts[:-1]]
+        if parts[-1]:
+            res.append(parts[-1] + "\n\\ No newline at end of file\n")
+        return res
+
+    return "".join(difflib.unified_diff(lines(old), lines(new), fromfile=f"a/{path}", tofile=f"b/{path}"))
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Write via a temporary file in the same directory and ``os.replace``; keeps the mode;
+    a symbolic link is followed (its target is replaced, the link stays).
+
+    Raises:
+        OSError: the file cannot be written (nothing is left behind).
+    """
+    real = os.path.realpath(path)
+    directory = os.path.dirname(real) or "."
+    mode = stat.S_IMODE(os.stat(real).st_mode)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(real) + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _bounded(line: str, path: str) -> str:
+    """``line`` cut to :data:`MAX_LINE` characters (more only by a path over 80 characters)."""
+    limit = max(MAX_LINE, len(path) + MAX_LINE - 80)
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _short(key: str) -> str:
+    return key if len(key) <= 60 else key[:57] + "..."
+
+
+def summary(path: str, report: BibReport, n_unreadable: int, n_warnings: int) -> str:
+    """The summary line of one file (see the module docstring)."""
+    c = report.counts()
+    return (f"{path}: {len(report.entries)} entries: {c['tagged']} tagged, {c['updated']} updated, "
+            f"{c['unchanged']} unchanged, {c['without abstract']} without abstract, {c['abstained']} abstained, "
+            f"{n_unreadable} unreadable, {n_warnings} warnings")
+
+
+def _stale_line(path: str, e) -> str:
+    terms = " ".join([f"+{t}" for t in e.added] + [f"-{t}" for t in e.removed])
+    what = "tags missing" if not e.removed and e.status == "tagged" else "tags out of date"
+    return f"{path}:{e.line}: {_short(e.key)}: {what}" + (f": {terms}" if terms else "")
+
+
+def _process(path: str, report: BibReport, allow_unreadable: bool, err: TextIO) -> tuple[int, int]:
+    """Print the problems of a file; returns ``(unreadable, warnings)`` as counted."""
+    n_unreadable = n_warnings = 0
+    for p in report.problems:
+        if p.kind == UNREADABLE and not allow_unreadable:
+            n_unreadable += 1
+            what = "unreadable: "
+        elif p.kind == UNREADABLE:
+            n_warnings += 1
+            what = "warning: unreadable: "
+        else:
+            n_warnings += 1
+            what = "warning: "
+        print(_bounded(f"{path}:{p.line}: {_short(p.key)}: {what}{p.reason}", path), file=err)
+    return n_unreadable, n_warnings
+
+
+def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: bool = False,
+        strict: bool = False, diff: bool = False, field: str | None = None, encoding: str | None = None,
+        allow_unreadable: bool = False, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Contract of ``tagger bib FILE...`` and of the pre-commit hooks.
+
+    For each file: read bytes, decode (a UTF-8/16/32 BOM names the encoding; else UTF-8, or
+    ``encoding``), run :func:`~tagger.bib.edit.update_bib_text` (``predict`` called once per
+    file, ``facets`` as there), print what the module docstring says.  Without ``check`` a
+    changed file is written back atomically in its encoding (temporary file +
+    ``os.replace``, file mode kept); with ``check`` nothing is written.  ``out``/``err``
+    default to ``sys.stdout``/``sys.stderr`` as they are at call time.
+
+    Returns:
+        2 if a file could not be read, decoded or written (one ``tagger: error: FILE: ...``
+        line on ``err``, the file untouched), or if any entry is unreadable (unless
+        ``allow_unreadable``), or with ``strict`` if there is any warning; else 1 if a file
+        was changed (with ``check``: would be); else 0.  Every file is processed either way.
+
+    Raises:
+        ValueError: from ``predict``'s results or ``field`` (see ``update_bib_text``).
+    """
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    vocab = facets if isinstance(facets, Vocabulary) else Vocabulary(facets)
+    if encoding:
+        try:
+            codecs.lookup(encoding)
+        except LookupError:
+            print(f"tagger: error: unknown encoding {encoding!r}", file=err)
+            return 2
+    rc = 0
+    for p in paths:
+        path = os.fspath(p)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            print(f"tagger: error: {path}: cannot read file: {exc.strerror or exc}", file=err)
+            rc = 2
+            continue
+        try:
+            text, codec = decode(data, encoding)
+        except _FileError as exc:
+            print(f"tagger: error: {path}: {exc}", file=err)
+            rc = 2
+            continue
+        report = update_bib_text(text, predict, facets=vocab, field=field, verify=not check)
+        n_unreadable, n_warnings = _process(path, report, allow_unreadable, err)
+        changed = report.new_text != text
+        if n_unreadable or (strict and n_warnings):
+            rc = 2
+        if check:
+            for e in report.stale:
+                print(_stale_line(path, e), file=out)
+            if changed and diff:
+                out.write(_diff(text, report.new_text, path))
+        elif changed:
+            try:
+                write_atomic(path, report.new_text.encode(codec))
+            except UnicodeEncodeError as exc:
+                print(f"tagger: error: {path}: the new tags cannot be encoded as {codec} ({exc.reason}); "
+                      f"file left untouched", file=err)
+                rc = 2
+                continue
+            except OSError as exc:
+                print(f"tagger: error: {path}: cannot write file: {exc.strerror or exc}", file=err)
+                rc = 2
+                continue
+            print(f"Fixing {path}", file=out)
+            if diff:
+                out.write(_diff(text, report.new_text, path))
+        if changed:
+            rc = max(rc, 1)
+        print(summary(path, report, n_unreadable, n_warnings), file=err)
+    return rc
