@@ -401,3 +401,18 @@ def test_abstained_entry_loses_its_tool_terms():
     assert r.new_text == text.replace("user, method:old", "user")
     assert [(e.status, e.removed) for e in r.entries] == [("abstained", ["method:old"])]
     assert update_bib_text(text, abstain, facets=FACETS).entries[0].status == "abstained"
+
+
+def test_every_block_inside_a_broken_block_is_reported():
+    # the extent of a failed block is followed to where its braces close; blocks in it are reported
+    text = ("@comment{\n@article{a, abstract = {An entry.}}\n@string{s = {x}}\n@article{b, abstract = {An entry.}}\n}\n"
+            + GOOD)
+    r = update_bib_text(text, FakePredictor(), facets=FACETS)
+    assert [(p.line, p.key) for p in r.problems] == [(1, "@comment"), (2, "a"), (3, "@string"), (4, "b")]
+    assert r.problems[0].reason == "@comment{...} not closed before line 2"
+    assert r.changed_keys == ["good9"]
+    # a brace that never closes hides nothing: reading resumes, every later entry is tagged
+    text = "@article{u, title = {Taylor {{\\&} Francis}, year = 1}\n" + "".join(
+        f"@misc{{e{i}, abstract = {{An entry.}}}}\n" for i in range(30))
+    r = update_bib_text(text, FakePredictor(), facets=FACETS)
+    assert [p.key for p in r.problems] == ["u"] and len(r.changed_keys) == 30

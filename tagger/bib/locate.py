@@ -315,10 +315,10 @@ def next_block_start(text: str, pos: int) -> int:
     return m.end() - 1 if m else len(text)
 
 
-def unmatched_close(text: str, start: int, end: int) -> bool:
-    """True when ``text[start:end]`` holds a ``}`` (not preceded by ``\\``) that closes a
-    brace opened before ``start``."""
-    depth = 0
+def brace_balance(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(net, lowest)`` of the braces of ``text[start:end]`` (a brace after ``\\`` does not
+    count): ``net`` opened minus closed, ``lowest`` the lowest running count (<= 0)."""
+    depth = lowest = 0
     for m in _BRACE_RE.finditer(text, start, end):
         i = m.start()
         if i > 0 and text[i - 1] == "\\":
@@ -327,9 +327,13 @@ def unmatched_close(text: str, start: int, end: int) -> bool:
             depth += 1
         else:
             depth -= 1
-            if depth < 0:
-                return True
-    return False
+            lowest = min(lowest, depth)
+    return depth, lowest
+
+
+def unmatched_close(text: str, start: int, end: int) -> bool:
+    """True when ``text[start:end]`` holds a ``}`` that closes a brace opened before ``start``."""
+    return brace_balance(text, start, end)[1] < 0
 
 
 def ends_early(text: str, end: int) -> bool:

@@ -222,6 +222,10 @@ class Analysis:
         """Why a block bibtexparser gave up on cannot be read: the strict scanner's reason
         within the block's own text (bounded), else bibtexparser's."""
         text = self.text
+        word = OPEN_RE.match(text, s)
+        if word and word.group(1).lower() in _SPECIAL:
+            nxt = f"line {self.line(next_block_start(text, e))}" if e < len(text) else "the end of the file"
+            return f"@{word.group(1)}{{...}} not closed before {nxt}"
         try:
             scan_entry(text, s, "lookbehind", percent_lines=True, limit=e)
         except ScanError as err:
@@ -236,35 +240,52 @@ class Analysis:
         return f"cannot be parsed ({why})"
 
     def _phantoms(self, failed, by_index: dict[int, Cand], skip: tuple) -> None:
-        """The block at which reading resumed after a failed block is a phantom when the text
-        after it, up to the next block, closes a brace it did not open."""
-        from .locate import unmatched_close
+        """Blocks inside the brace extent of a failed block: phantoms (an ``@`` line inside a
+        value) or blocks inside a broken ``@comment{...}``.
 
-        located = self.located
+        A failed block that leaves braces open is followed block by block (a parsed block is
+        balanced; the gaps between blocks are counted) until the count returns to zero: the
+        blocks passed are inside it.  When the count never returns to zero before the next
+        failed block or the end of the file (an unclosed brace), reading simply resumes and
+        nothing is inside.  Each block is walked by at most one failed block: linear cost.
+        """
+        from .locate import brace_balance
+
+        located, text = self.located, self.text
+        failed_at = {f[0] for f in failed}
+        n = len(located)
         for fidx, fs, word in failed:
+            depth, _ = brace_balance(text, fs, located[fidx][2])
+            if depth <= 0:
+                continue
+            inside: list[int] = []
             j = fidx + 1
-            while j < len(located) and isinstance(located[j][0], skip):
+            while j < n and isinstance(located[j][0], skip):
                 j += 1
-            if j >= len(located) or type(located[j][0]).__name__ == "ParsingFailedBlock":
-                continue
-            b, s, e = located[j]
-            k = j + 1
-            while k < len(located) and isinstance(located[k][0], skip):
-                k += 1
-            limit = located[k][1] if k < len(located) else len(self.text)
-            if not unmatched_close(self.text, e, limit):
-                continue
+            while j < n and j not in failed_at:
+                inside.append(j)
+                k = j + 1
+                while k < n and isinstance(located[k][0], skip):
+                    k += 1
+                net, lowest = brace_balance(text, located[j][2], located[k][1] if k < n else len(text))
+                if depth + lowest <= 0:
+                    break
+                depth += net
+                j = k
+            else:
+                continue  # the braces never close: nothing is inside
             if word == "comment":
                 why = f"inside the broken @comment{{...}} at line {self.line(fs)} (its `}}` follows); left untouched"
             else:
                 why = (f"phantom entry: this `@` line is inside a value of the broken entry at line "
                        f"{self.line(fs)} (the value's `}}` follows it)")
-            if j in by_index:
-                c = by_index[j]
-                c.problems.insert(0, (UNREADABLE, why))
-                c.editable = False
-            else:
-                self.block_problems.append(Problem(self.line(s), "@" + type(b).__name__.lower(), UNREADABLE, why))
+            for j in inside:
+                b, s, _ = located[j]
+                if j in by_index:
+                    by_index[j].problems.insert(0, (UNREADABLE, why))
+                    by_index[j].editable = False
+                else:
+                    self.block_problems.append(Problem(self.line(s), "@" + type(b).__name__.lower(), UNREADABLE, why))
 
     def _duplicates(self) -> None:
         """Duplicate keys, compared case-insensitively as BibTeX does: all left untouched."""
