@@ -31,8 +31,8 @@ def test_metrics_by_hand():
 
 
 @pytest.fixture(scope="module")
-def small_cv(corpus_records, taxonomy):
-    recs = corpus_records[::5]
+def small_cv(corpus_sample, taxonomy):
+    recs = corpus_sample[::5]
     return cross_validate(recs, taxonomy, k=3, inner_k=2, baseline=True, num_rounds=10)
 
 

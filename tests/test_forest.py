@@ -5,13 +5,13 @@ from tagger.text import document_text
 
 
 @pytest.mark.parametrize("which", ["shipped", "small"])
-def test_numpy_trees_equal_lightgbm(which, request, corpus_records):
+def test_numpy_trees_equal_lightgbm(which, request, corpus_sample):
     """The numpy evaluator's probabilities equal LightGBM's own predict within 1e-6 (in
     practice ~1e-15) for every label, on the whole hand-tagged corpus."""
     from tagger.model import Model
 
     model = request.getfixturevalue("shipped_model") if which == "shipped" else Model.load(request.getfixturevalue("small_model_dir"))
-    texts = [document_text(r) for r in corpus_records]
+    texts = [document_text(r) for r in corpus_sample]
     ours = model.predict_proba(texts)
     X = model.features.transform_csr(texts)
     trees = model.forest.raw_scores_dense(X.toarray())  # LightGBM's own input, dense

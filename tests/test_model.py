@@ -12,12 +12,12 @@ from conftest import ROOT
 from test_taxonomy import MINI
 
 
-def test_trained_on_80_percent_beats_the_frequency_baseline(corpus_records, taxonomy, tmp_path):
+def test_trained_on_80_percent_beats_the_frequency_baseline(corpus_sample, taxonomy, tmp_path):
     """Micro-F1 on a seeded 20% hold-out is at least 0.15 above predicting, for every
     abstract, the labels that are most frequent in the training part."""
     from sklearn.metrics import f1_score
 
-    recs = list(corpus_records)
+    recs = list(corpus_sample)
     random.Random(2026).shuffle(recs)
     cut = int(0.8 * len(recs))
     tr, te = recs[:cut], recs[cut:]
@@ -37,8 +37,8 @@ def test_trained_on_80_percent_beats_the_frequency_baseline(corpus_records, taxo
     assert ours >= base + 0.15, (ours, base)
 
 
-def test_training_is_deterministic(small_model_dir, corpus_records, taxonomy, tmp_path):
-    train(corpus_records[::4], taxonomy, tmp_path / "again", num_rounds=15, threshold_folds=0, created="2026-01-01T00:00:00Z")
+def test_training_is_deterministic(small_model_dir, corpus_sample, taxonomy, tmp_path):
+    train(corpus_sample[::4], taxonomy, tmp_path / "again", num_rounds=15, threshold_folds=0, created="2026-01-01T00:00:00Z")
     a, b = small_model_dir, tmp_path / "again"
     names = sorted(p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file())
     assert names == sorted(p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file())
