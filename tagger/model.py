@@ -185,14 +185,14 @@ class Model:
     def decide(self, proba, thresholds=None, facets=None) -> list[tuple[list[str], dict[str, float]]]:
         """Turn probabilities (n, L) into ``(tags, scores)`` per row.
 
-        ``thresholds``: one float for every label, or None for the model's per-label ones.
-        ``facets``: facet ids to keep (None: all).  An exclusive facet yields at most its
-        most probable label, and only when that passes its threshold.
+        ``thresholds``: as :meth:`threshold_vector`.  ``facets``: facet ids to keep (None:
+        all).  An exclusive facet yields at most its most probable label, and only when that
+        passes its threshold.
         """
         import numpy as np
 
         n = proba.shape[0]
-        th = self.thresholds if thresholds is None else np.full(len(self.labels), float(thresholds))
+        th = self.threshold_vector(thresholds)
         order = [self._col[lb] for _, _, labs in self.facets for lb in labs]  # taxonomy order
         names = [self.labels[j] for j in order]
         P = proba[:, order]
@@ -217,6 +217,28 @@ class Model:
             out.append((tags[k:k + m], dict(zip(tags[k:k + m], scores[k:k + m]))))
             k += m
         return out
+
+    def threshold_vector(self, thresholds=None) -> "np.ndarray":
+        """The thresholds to apply, float array (L,) in ``self.labels`` order.
+
+        ``thresholds``: None for the model's per-label ones; a float in [0, 1] for every
+        label; or a dict ``{label id: float}`` replacing those labels' thresholds (the others
+        keep the model's).  Raises :class:`TaggerError` for an unknown label id or a value
+        outside [0, 1].
+        """
+        import numpy as np
+
+        if thresholds is None:
+            return self.thresholds
+        if isinstance(thresholds, dict):
+            th = self.thresholds.copy()
+            for lb, v in thresholds.items():
+                if lb not in self._col:
+                    raise TaggerError(f"threshold for unknown label {lb!r} (labels are facet:label ids, "
+                                      f"e.g. {self.labels[0]})")
+                th[self._col[lb]] = _unit(v, f"threshold of {lb}")
+            return th
+        return np.full(len(self.labels), _unit(thresholds, "threshold"))
 
     def predict(self, records, *, text_field="abstract", title_field="title", thresholds=None,
                 facets=None, min_words=MIN_WORDS, explain=0) -> list[Prediction]:
@@ -262,6 +284,13 @@ class Model:
         if name not in self._boosters:
             self._boosters[name] = lgb.Booster(model_file=str(self.path / "boosters" / name))
         return self._boosters[name]
+
+
+def _unit(v, what: str) -> float:
+    """``v`` as a float in [0, 1], else TaggerError naming ``what``."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+        raise TaggerError(f"{what} must be a number from 0 to 1, not {v!r}")
+    return float(v)
 
 
 def too_short_reason(abstract: str, min_words: int = MIN_WORDS) -> str | None:

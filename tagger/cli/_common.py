@@ -44,19 +44,14 @@ def model_options(fn):
 
 def load_model(model_opt, taxonomy_opt):
     """The ``tagger.model.Model`` chosen by ``--model``/``$TAGGER_MODEL`` (else the packaged one),
-    checked against ``--taxonomy``/``$TAGGER_TAXONOMY`` when one is given.
+    checked against ``--taxonomy``/``$TAGGER_TAXONOMY`` when one is given
+    (:func:`tagger.api.load`, as the Python API loads it).
 
     Raises TaggerError for a missing or incompatible model.
     """
-    from ..model import Model
-    from ..resources import model_dir, taxonomy_chosen, taxonomy_path
+    from ..api import load
 
-    tax = None
-    if taxonomy_chosen(taxonomy_opt):
-        from ..taxonomy import load_taxonomy
-
-        tax = load_taxonomy(taxonomy_path(taxonomy_opt))
-    return Model.load(model_dir(model_opt), tax)
+    return load(model_opt, taxonomy_opt).model
 
 
 def io_options(fn):

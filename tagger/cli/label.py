@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from ..errors import TaggerError
 from ._app import cli
 from ._common import (
     AtomicOutput,
@@ -31,13 +30,10 @@ def label(files, facets, explain, explain_top, **opts):
     from ..output import Writer
 
     inputs = Inputs(files, opts["input_format"], opts["text_field"], opts["id_field"])
+    from ..api import Tagger
+
     model = load_model(opts["model"], opts["taxonomy"])
-    if facets:
-        known = [f for f, _, _ in model.facets]
-        for f in facets:
-            if f not in known:
-                raise TaggerError(f"unknown facet {f!r} (this model has: {', '.join(known)})")
-    opts["facets"] = list(facets) or None
+    opts["facets"] = Tagger(model).check_facets(facets)
     fmt = default_format(opts["out_format"], inputs, opts["output"])
     try:
         with AtomicOutput(opts["output"]) as fh:
