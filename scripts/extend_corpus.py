@@ -53,7 +53,6 @@ def micro_f1(pairs):
 def main(tagwork, fixtures):
     tw, fx = Path(tagwork), Path(fixtures)
     corpus = read_jsonl(fx / "corpus.jsonl")
-    have = {r["id"] for r in corpus}
     for r in corpus:
         if r["id"].startswith("arxiv:"):
             r["year"], r["licence"] = arxiv_year(r["id"]), CC0
@@ -68,6 +67,9 @@ def main(tagwork, fixtures):
         if p.exists():
             for r in read_jsonl(p):
                 pool[r["id"]], kind[r["id"]] = r, k
+    # idempotent: rows this script added on an earlier run are rebuilt from TAGWORK, not kept
+    corpus = [r for r in corpus if r["id"] not in pool]
+    have = {r["id"] for r in corpus}
     first, second, adj, batch_of = {}, {}, {}, {}
     outs = sorted((tw / "out").glob("*.jsonl"))
     retagged = {f.stem[:-1] for f in outs if re.fullmatch(r"[VOBQ]\d+R", f.stem)}
@@ -135,8 +137,8 @@ def main(tagwork, fixtures):
     new.sort(key=lambda r: order[r["sample"]])
     out = corpus + new
     ag = fx / "agreement"
-    old_p1, old_p2 = read_jsonl(ag / "pass1.jsonl"), read_jsonl(ag / "pass2.jsonl")
-    old_adj = read_jsonl(ag / "adjudicated.jsonl")
+    old_p1, old_p2, old_adj = ([r for r in read_jsonl(ag / f"{n}.jsonl") if r["id"] not in pool]
+                               for n in ("pass1", "pass2", "adjudicated"))
     known = {r["id"] for r in old_p1}
     p1 = old_p1 + [r for r in p1 if r["id"] not in known]
     p2 = old_p2 + [r for r in p2 if r["id"] not in known]
