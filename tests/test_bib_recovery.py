@@ -240,3 +240,32 @@ def test_property_random_entries(text):
             assert [t for t in new_terms[item["key"]] if is_tool(t)] == (pred.expected(item) or [])
     if "\r\n" in text:  # line endings of the file are kept: a CRLF file gets no bare LF
         assert r.new_text.count("\n") == r.new_text.count("\r\n")
+
+
+BROKEN = [  # entries that cannot be read, of the kinds real files have
+    "@article{brokenX,{nl}  publisher = {Taylor {{\\&} Francis},{nl}  abstract = {An example entry.},{nl}}{nl}",
+    "@article{brokenX,{nl}  title = {A closing brace deleted by hand},{nl}  abstract = {An entry.}{nl}",
+    "@article{brokenX,{nl}  title = {Foo}{nl}  abstract = {An example entry.},{nl}}{nl}",
+    '@article{brokenX,{nl}  title = "The "Best" Paper",{nl}  abstract = {An entry.},{nl}}{nl}',
+]
+
+
+def _entry_starts(text):
+    return [m.end() - 1 for m in re.finditer(r"(?m)(?:^|\ufeff)@", text)]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bib_files(), st.sampled_from(BROKEN), st.integers(0, 10))
+def test_property_a_broken_entry_changes_nothing_else(text, broken, where):
+    # the result with a broken entry inserted is the result without it, with its bytes inserted
+    nl = "\r\n" if "\r\n" in text else "\n"
+    k = where % len(_entry_starts(text))
+    at = _entry_starts(text)[k]
+    bad = broken.replace("{nl}", nl)
+    clean = update_bib_text(text, FakePredictor(), facets=FACETS)
+    r = update_bib_text(text[:at] + bad + text[at:], FakePredictor(), facets=FACETS)
+    at_new = _entry_starts(clean.new_text)[k]
+    assert r.new_text == clean.new_text[:at_new] + bad + clean.new_text[at_new:]
+    assert [(p.key, p.kind) for p in r.problems if p.kind == UNREADABLE] == [("brokenX", UNREADABLE)]
+    assert [(e.key, e.status, e.added, e.removed) for e in r.entries if e.key != "brokenX"] == [
+        (e.key, e.status, e.added, e.removed) for e in clean.entries]

@@ -5,7 +5,7 @@ The library behind ``tagger bib FILE...`` and the pre-commit hooks, by concern:
 * :mod:`.locate`: blocks (bibtexparser) and the offsets of keys, fields and values (a strict
   scanner), bounded so that a broken entry costs only its own length;
 * :mod:`.read`: which entries can be read safely, the two kinds of problem (unreadable,
-  warning), recovery after a broken entry, and the model text of an entry;
+  warning), recovery after a broken entry; :mod:`.values`: the model text of a value;
 * :mod:`.merge`: the tool's terms (the taxonomy's label ids only), merging them into a
   keywords field, and the corrections of a ``tagger`` field;
 * :mod:`.layout` and :mod:`.edit`: the text of a new field in the entry's layout, planning,

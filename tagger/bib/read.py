@@ -19,13 +19,10 @@ check looks at one block and its gap, so the cost is linear in the size of the f
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
 from dataclasses import dataclass, field as dc_field
 from typing import NamedTuple
 
-import re
-
-from .. import text as textmod
 from .locate import (
     BACKSLASH_DELIMITER,
     OPEN_RE,
@@ -33,7 +30,6 @@ from .locate import (
     UNTERMINATED,
     Entry,
     Lines,
-    Piece,
     ScanError,
     ends_early,
     next_block_start,
@@ -42,6 +38,7 @@ from .locate import (
     scan_value,
     skip_ws,
 )
+from .values import model_text, resolve
 
 UNREADABLE = "unreadable"
 WARNING = "warning"
@@ -49,11 +46,6 @@ WARNING = "warning"
 _FAILED_KEY_RE = re.compile(r"@(\w*)[ \t]*[{(]\s*([^\s,{}()\"=#%]*)")
 _LOOKS_LIKE_BLOCK_RE = re.compile(r"(?:^|(?<=\s))@[ \t]*([A-Za-z][\w-]*)\s*[{(]\s*([^\s,{}()\"=#%]*)", re.M)
 _SPECIAL = ("comment", "string", "preamble")
-_MONTHS = {
-    "jan": "January", "feb": "February", "mar": "March", "apr": "April", "may": "May",
-    "jun": "June", "jul": "July", "aug": "August", "sep": "September", "oct": "October",
-    "nov": "November", "dec": "December",
-}
 
 
 class Problem(NamedTuple):
@@ -96,29 +88,6 @@ class Cand:
     def shown_key(self) -> str:
         """The key as reports show it (``-`` when empty)."""
         return self.key or "-"
-
-
-def resolve(text: str, pieces: Iterable[Piece], strings: dict[str, str]) -> str:
-    """Concatenate the pieces of a value, without delimiters; macros (``@string`` names and
-    month abbreviations) are looked up case-insensitively, unknown ones give ``""``."""
-    out = []
-    for p in pieces:
-        raw = text[p.start : p.end]
-        if p.kind == "bare":
-            if raw.isdigit():
-                out.append(raw)
-            else:
-                k = raw.casefold()
-                out.append(strings.get(k, _MONTHS.get(k, "")))
-        else:
-            out.append(raw[1:-1])
-    return "".join(out)
-
-
-def model_text(value: str) -> str:
-    """The text the model reads for a resolved value: :func:`tagger.text.normalize`
-    (LaTeX decoded, one line, NFKC), the one normaliser of the project."""
-    return textmod.normalize(value)
 
 
 class Analysis:
