@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .corpus import InputError, record_text_error
+from .readers.base import InputError
+from .readers.fields import FieldCheck, FieldWatch
 
 BATCH_SIZE = 256
 
@@ -51,51 +52,73 @@ def batched(iterable, n, would_wait=None):
 class BatchJob:
     """The work on one batch of records, the same in this process or in a worker.
 
-    A batch is a list of :class:`~tagger.corpus.Record` s or a
-    :class:`~tagger.corpus.LineChunk` of JSON Lines (decoded and split here).  Parses
-    records read lazily from JSON Lines, sets aside those that cannot be tagged
+    A batch is a list of :class:`~tagger.readers.Record` s or a
+    :class:`~tagger.readers.jsonl.LineChunk` of JSON Lines (decoded and split here).  Parses
+    records read lazily from JSON Lines, finds each record's title and abstract
+    (:func:`tagger.readers.fields.document`; a record without text gets the reason "no
+    abstract" and is not shown to the model), sets aside those that cannot be tagged
     (``on_error``: ``"fail"`` stops the batch at the first, ``"skip"`` reports each and goes
-    on; a line that is not UTF-8 text stops it in any case), tags the rest with
-    ``Model.predict(**predict_kw)`` and, when ``render`` (an
-    :class:`~tagger.output.Renderer`) is given, renders them.
+    on), tags the rest with ``Model.predict(**predict_kw)`` and, when ``render`` (an
+    :class:`~tagger.writers.Renderer`) is given, renders them.
 
-    Calling it returns ``(result, warnings, failure)``: with ``render``, ``result`` is
+    Calling it returns ``(result, warnings, failure, check)``: with ``render``, ``result`` is
     ``(text, n)``, the output of the ``n`` tagged records (for ``json``, the array elements
     joined with ``",\\n"``); else ``[(index in batch, (tags, scores, reason, explanations)),
     ...]``.  ``warnings`` are the messages of skipped records; ``failure`` the message of the
-    record that stopped the batch, or None.  Messages name the file and line.  The model sees
-    at most ``BATCH_SIZE`` records at a time.
+    record that stopped the batch, or None; ``check`` a :class:`FieldCheck`.  Messages name
+    the file and line.  The model sees at most ``BATCH_SIZE`` records at a time.
     """
 
     predict_kw: dict
     text_field: str = "abstract"
     on_error: str = "fail"
     render: object = None
+    title_field: str = "title"
+    id_field: str = "id"
 
     def __call__(self, model, records):
-        from .corpus import LineChunk
+        from .model import Prediction
+        from .readers.fields import NO_ABSTRACT, document
+        from .readers.jsonl import LineChunk, parse_json_record
 
-        failure = None
+        failure, source = None, None
         if isinstance(records, LineChunk):
-            records, failure = records.split()  # the records before a line that is not text
-        good, warnings = [], []
+            source = records.source
+            records, failure = records.split(lenient=self.on_error == "skip")  # the records before a line that is not text
+        good, warnings, first, fields = [], [], None, None
         for i, rec in enumerate(records):
-            err = record_text_error(rec, self.text_field)
+            if rec.fields is None:
+                parse_json_record(rec, self.id_field)
+            err = rec.error
             if err is None:
-                good.append(i)
+                doc = document(rec.fields, self.text_field, self.title_field)
+                if fields is None:
+                    fields = list(rec.fields)
+                if first is None and doc.has_field:
+                    first = i
+                if doc.error:
+                    err = f"record {rec.n}: {doc.error}"
+            if err is None:
+                good.append((i, doc))
             elif self.on_error == "skip":
                 warnings.append(f"{rec.source}:{rec.line}: {err}; skipped")
             else:
                 failure = f"{rec.source}:{rec.line}: {err}"  # the records before it are still tagged
                 break
+        check = FieldCheck(records[0].source if records else source, first, len(records), fields)
+        todo = [d for _, d in good if d.reason is None]
         preds = []
-        for k in range(0, len(good), BATCH_SIZE):  # the model's batch size, whatever the task's
-            preds += model.predict([records[i].fields for i in good[k:k + BATCH_SIZE]], **self.predict_kw)
+        for k in range(0, len(todo), BATCH_SIZE):  # the model's batch size, whatever the task's
+            preds += model.predict([{"abstract": d.text, "title": d.title} for d in todo[k:k + BATCH_SIZE]],
+                                   text_field="abstract", title_field="title", **self.predict_kw)
+        it = iter(preds)
+        preds = [Prediction([], {}, NO_ABSTRACT) if d.reason else next(it) for _, d in good]
         if self.render is None:
-            return [(i, (p.tags, p.scores, p.reason, p.explanations)) for i, p in zip(good, preds)], warnings, failure
+            return ([(i, (p.tags, p.scores, p.reason, p.explanations)) for (i, _), p in zip(good, preds)],
+                    warnings, failure, check)
         render = self.render
-        text = (",\n" if render.fmt == "json" else "").join([render(records[i], p) for i, p in zip(good, preds)])
-        return (text, len(preds)), warnings, failure
+        text = (",\n" if render.fmt == "json" else "").join([render(records[i], p) for (i, _), p in zip(good, preds)])
+        return (text, len(preds)), warnings, failure, check
 
 
 def run_batches(model, job: BatchJob, batches, *, jobs=1, ship=None):
@@ -148,74 +171,103 @@ def run_batches(model, job: BatchJob, batches, *, jobs=1, ship=None):
 
 def label_stream(model, records, *, text_field="abstract", title_field="title", thresholds=None,
                  facets=None, min_words=None, explain=0, on_error="fail", warn=None,
-                 batch_size=BATCH_SIZE, jobs=1):
-    """Tag :class:`~tagger.corpus.Record` s from ``records``, yielding ``(record, Prediction)``
+                 batch_size=BATCH_SIZE, jobs=1, id_field="id", field_check=True):
+    """Tag :class:`~tagger.readers.Record` s from ``records``, yielding ``(record, Prediction)``
     in input order, ``batch_size`` records per model call.
 
-    A record whose text field is missing or not a string raises :class:`InputError` naming
-    its file and line (``on_error="fail"``; the records before it are yielded first), or is
-    reported through ``warn(message)`` and left out (``on_error="skip"``).  ``jobs`` > 1
-    spreads the batches over worker processes (:func:`run_batches`); the output is the same.
+    A record without text (its text field null, absent or blank) gets the reason "no
+    abstract"; but when none of a file's first 1,000 records has the field,
+    :class:`InputError` says so.  A record that cannot be read, or whose text field holds
+    something other than text, raises :class:`InputError` naming its file and line
+    (``on_error="fail"``; the records before it are yielded first), or is reported through
+    ``warn(message)`` and left out (``on_error="skip"``).  ``jobs`` > 1 spreads the batches
+    over worker processes (:func:`run_batches`); the output is the same.  ``field_check``
+    False: no check that the text field occurs (the caller checks).
     """
-    from .corpus import Record
     from .model import Prediction
+    from .readers import Record
+    from .readers.fields import text_fields
 
-    job = BatchJob(_predict_kw(model, text_field, title_field, thresholds, facets, min_words, explain),
-                   text_field, on_error)
+    job = BatchJob(_predict_kw(model, thresholds, facets, min_words, explain), text_field, on_error, None,
+                   title_field, id_field)
+    needed = text_fields(text_field, title_field)
 
     def ship(batch):  # a worker needs only the text and title of each record
-        return [Record({k: r.fields[k] for k in (text_field, title_field) if k in r.fields}, r.n, r.line, r.source,
+        return [Record({k: r.fields[k] for k in needed if k in r.fields}, r.n, r.line, r.source,
                        r.default_id, r.error) for r in batch]
 
-    for batch, (result, warnings, failure) in run_batches(model, job, batched(records, batch_size), jobs=jobs,
-                                                          ship=ship):
-        for w in warnings:
-            if warn:
-                warn(w)
-        for i, p in result:
-            yield batch[i], Prediction(*p)
-        if failure is not None:
-            raise InputError(failure)
+    watch = FieldWatch(text_field)
+    results = run_batches(model, job, batched(records, batch_size), jobs=jobs, ship=ship)
+    try:
+        for batch, (result, warnings, failure, check) in results:
+            for w in warnings:
+                if warn:
+                    warn(w)
+            if not field_check:
+                ready = [(batch, result)]
+            elif failure is None:
+                ready = watch.feed(check, (batch, result))
+            else:
+                ready = watch.release() + [(batch, result)]
+            for b, res in ready:
+                for i, p in res:
+                    yield b[i], Prediction(*p)
+            if failure is not None:
+                raise InputError(failure)
+    except InputError:
+        for b, res in watch.release():
+            for i, p in res:
+                yield b[i], Prediction(*p)
+        raise
+    watch.finish()
 
 
 def render_stream(model, batches, render, *, text_field="abstract", title_field="title", thresholds=None,
-                  facets=None, min_words=None, explain=0, on_error="fail", warn=None, jobs=1):
+                  facets=None, min_words=None, explain=0, on_error="fail", warn=None, jobs=1, id_field="id"):
     """Like :func:`label_stream`, but over ``batches`` (lists of records, or
-    :class:`~tagger.corpus.LineChunk` s of JSON Lines, as :func:`read_batches` gives), and
-    yielding ``(text, n)`` per batch: the output of its ``n`` tagged records as rendered by
-    ``render`` (:class:`~tagger.output.Renderer`), made in the worker processes when
+    :class:`~tagger.readers.jsonl.LineChunk` s of JSON Lines, as :func:`read_batches` gives),
+    and yielding ``(text, n)`` per batch: the output of its ``n`` tagged records as rendered
+    by ``render`` (:class:`~tagger.writers.Renderer`), made in the worker processes when
     ``jobs`` > 1, where JSON Lines are also decoded and parsed."""
-    job = BatchJob(_predict_kw(model, text_field, title_field, thresholds, facets, min_words, explain),
-                   text_field, on_error, render)
-    for _, (result, warnings, failure) in run_batches(model, job, batches, jobs=jobs):
-        for w in warnings:
-            if warn:
-                warn(w)
-        yield result
-        if failure is not None:
-            raise InputError(failure)
+    job = BatchJob(_predict_kw(model, thresholds, facets, min_words, explain), text_field, on_error, render,
+                   title_field, id_field)
+    watch = FieldWatch(text_field)
+    try:
+        for _, (result, warnings, failure, check) in run_batches(model, job, batches, jobs=jobs):
+            for w in warnings:
+                if warn:
+                    warn(w)
+            yield from watch.feed(check, result) if failure is None else watch.release() + [result]
+            if failure is not None:
+                raise InputError(failure)
+    except InputError:
+        yield from watch.release()
+        raise
+    watch.finish()
 
 
-def read_batches(path: str, fmt: str | None = None, text_field: str = "abstract", id_field: str = "id",
-                 batch_size: int = BATCH_SIZE):
+def read_batches(path: str, fmt: str | None = None, opts=None, batch_size: int = BATCH_SIZE):
     """The records of ``path`` in batches for :func:`render_stream`: JSON Lines as
-    :class:`~tagger.corpus.LineChunk` s (undecoded), other formats as lists of up to
-    ``batch_size`` :class:`~tagger.corpus.Record` s (:class:`Batch`); from a pipe, a batch
+    :class:`~tagger.readers.jsonl.LineChunk` s (undecoded), other formats as lists of up to
+    ``batch_size`` :class:`~tagger.readers.Record` s (:class:`Batch`); from a pipe, a batch
     also ends where the pipe has gone silent (and then has ``waits`` set), so that records
-    typed or trickling in are tagged as they come."""
-    from .corpus import detect_format, open_lines, read_jsonl_chunks, read_records
+    typed or trickling in are tagged as they come.  ``opts``: a
+    :class:`~tagger.readers.ReadOptions`."""
+    from .readers import ReadOptions, detect_format, open_reader
+    from .readers.jsonl import read_jsonl_chunks
 
+    opts = opts or ReadOptions()
     fmt = detect_format(path, fmt)
     if fmt == "jsonl":
-        return read_jsonl_chunks(path)
-    lines = open_lines(path)
-    return batched(read_records(path, fmt, text_field, id_field, lines), batch_size, lines.would_wait)
+        return read_jsonl_chunks(path, encoding=opts.encoding)
+    reader = open_reader(path, fmt, opts)
+    return batched(reader, batch_size, getattr(reader, "would_wait", None))
 
 
-def _predict_kw(model, text_field, title_field, thresholds, facets, min_words, explain) -> dict:
+def _predict_kw(model, thresholds, facets, min_words, explain) -> dict:
     from .model import MIN_WORDS
 
-    return dict(text_field=text_field, title_field=title_field, thresholds=thresholds, facets=facets,
+    return dict(thresholds=thresholds, facets=facets,
                 min_words=MIN_WORDS if min_words is None else min_words, explain=explain)
 
 
@@ -333,8 +385,11 @@ def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, bat
     Records are taken ``2 * jobs`` batches at a time, so that the ones to tag fill the
     workers' batches; memory stays bounded by that."""
     from .model import Prediction
+    from .readers.fields import document
 
     model = None
+    watch = FieldWatch(kw.get("text_field", "abstract"))
+    text_field, title_field = kw.get("text_field", "abstract"), kw.get("title_field", "title")
     for chunk in batched(records, batch_size * 2 * max(jobs, 1)):
         carried = [None if retag else _carried(r.fields, need_scores) for r in chunk]
         todo = [r for r, c in zip(chunk, carried) if c is None]
@@ -343,16 +398,26 @@ def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, bat
             if model is None:
                 model = get_model()
             try:
-                for rec, pred in label_stream(model, todo, batch_size=batch_size, jobs=jobs, **kw):
+                for rec, pred in label_stream(model, todo, batch_size=batch_size, jobs=jobs, field_check=False, **kw):
                     tagged[id(rec)] = pred
             except InputError as e:  # on_error="fail": the records before the bad one still count
                 failure = e
+        out = []
         for rec, c in zip(chunk, carried):
             if c is not None:
-                yield rec, Prediction(c[0], c[1])
+                out.append((rec, Prediction(c[0], c[1])))
             elif id(rec) in tagged:
-                yield rec, tagged[id(rec)]
+                out.append((rec, tagged[id(rec)]))
             elif failure is not None:  # the bad record: nothing after it
-                raise failure
+                break
         if failure is not None:
+            for ready in watch.release() + [out]:
+                yield from ready
             raise failure
+        first = next((i for i, r in enumerate(todo) if not r.error and document(r.fields, text_field, title_field).has_field),
+                     None)
+        fields = next((list(r.fields) for r in todo if not r.error), None)
+        check = FieldCheck(chunk[0].source, first if todo else 0, len(todo), fields)
+        for ready in watch.feed(check, out):
+            yield from ready
+    watch.finish()

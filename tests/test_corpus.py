@@ -4,14 +4,16 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from tagger.corpus import (InputError, check_corpus, detect_format, is_heading, read_jsonl,
-                           read_records, source_stem)
+from tagger.corpus import check_corpus
+from tagger.readers import InputError, ReadOptions, detect_format, read_records, source_stem
+from tagger.readers.jsonl import read_jsonl
+from tagger.readers.text import is_heading
 
 from conftest import CORPUS, EXAMPLES, write_jsonl
 
 
-def fields(path, fmt=None):
-    return [r.fields for r in read_records(str(path), fmt)]
+def fields(path, fmt=None, **opts):
+    return [r.fields for r in read_records(str(path), fmt, opts=ReadOptions(lenient=False, **opts))]
 
 
 @pytest.mark.parametrize("name, count, heading", [("iclr-2026-abstracts.txt", 19, "ICLR 2026 Papers"),
@@ -95,10 +97,16 @@ def test_stream_reader_marks_lines_that_are_not_records(tmp_path):
     assert recs[1].line == 2 and recs[1].error.startswith("invalid JSON")
     assert recs[2].error == "expected a JSON object, found str"
     c = tmp_path / "m.csv"
-    c.write_text("a,b\n1,2,3\n4,5\n")
+    c.write_text("abstract,b\n1,2,3\n4,5\n")
     recs = list(read_records(str(c)))
     assert recs[0].error == "row has 3 columns, the header has 2" and recs[0].line == 2
-    assert recs[1].error is None and recs[1].fields == {"a": "4", "b": "5"}
+    assert recs[1].error is None and recs[1].fields == {"abstract": "4", "b": "5"}
+    t = tmp_path / "m.txt"
+    t.write_bytes(b"first paragraph\nsecond line caf\xe9\n\nthird\n")
+    recs = list(read_records(str(t)))
+    assert [r.error for r in recs] == ["not UTF-8 text (byte 0xe9 at column 16); convert it to UTF-8 first, "
+                                       "or name its encoding with --encoding", None]
+    assert recs[0].line == 2 and recs[1].fields["abstract"] == "third"
     n = tmp_path / "n.jsonl"
     n.write_text('{"abstract": NaN}\n{"x": 1e999}\n')
     assert [r.error for r in read_records(str(n))] == ["invalid JSON (NaN is not a JSON number)",
@@ -152,11 +160,9 @@ def test_corpus_check_finds_each_problem(tmp_path, taxonomy):
 def test_csv_with_an_unterminated_quote_is_an_error(tmp_path, content, message):
     """Python's csv module, unless strict, reads an unclosed quote silently to the end of the
     file (rows merged into one, or an empty table): here it is a one-line error."""
-    from tagger.corpus import InputError, read_table
-
     (tmp_path / "t.csv").write_text(content)
     with pytest.raises(InputError) as e:
-        list(read_table(str(tmp_path / "t.csv"), ","))
+        fields(tmp_path / "t.csv")
     assert str(e.value).endswith(message)
 
 
@@ -181,6 +187,9 @@ def _reference_records(path):
     return out
 
 
+#: the pipe test's records: a CSV header of any text is its own column of abstracts
+OPTS = ReadOptions(text_field="abstract", lenient=True)
+
 _LINE = st.text(st.sampled_from(['{', '}', '"', 'a', 'é', ' ', '\t', '\r', '\x0b', '\x1c', '\x85', '\xa0', '\u2028',
                                  '\u3000', '\ufeff']), max_size=6)
 
@@ -191,7 +200,7 @@ def test_chunked_reading_matches_line_by_line(tmp_path_factory, lines, size, bom
     """Reading JSON Lines in chunks of ``size`` bytes (what --jobs workers get) numbers records
     and lines, and keeps each line's text, exactly as reading line by line does: blank lines
     (Unicode whitespace included) skipped, CR before LF dropped, a BOM at the start dropped."""
-    from tagger.corpus import read_jsonl_chunks
+    from tagger.readers.jsonl import read_jsonl_chunks
 
     p = tmp_path_factory.mktemp("c") / "x.jsonl"
     text = "\n".join(lines) + ("\n" if last_newline and lines else "")
@@ -222,7 +231,7 @@ def test_chunked_reading_stops_at_a_line_that_is_not_text(tmp_path, size, bad, m
         for r in read_jsonl(str(p)):
             got.append(r.fields["abstract"])
     assert got == ["one"] and str(e.value) == str(p) + message + (
-        "; convert it to UTF-8 first" if "UTF-8" in message else "")
+        "; convert it to UTF-8 first, or name its encoding with --encoding" if "UTF-8" in message else "")
 
 
 def test_truncated_gzip_names_the_line(tmp_path):
@@ -243,29 +252,30 @@ def test_truncated_gzip_names_the_line(tmp_path):
 def test_lines_from_a_pipe_match_lines_from_a_file(tmp_path_factory, lines, cuts, bom, last_newline, fmt):
     """Reading a pipe as its bytes arrive, in pieces cut anywhere, gives the same numbered
     lines, and the same records, as reading the same bytes from a file."""
-    from tagger import corpus
+    from tagger import readers as corpus
+    from tagger.readers import lines as lines_mod, stream
 
     p = tmp_path_factory.mktemp("p") / f"x.{fmt}"
     data = ("\ufeff" if bom else "").encode() + ("\n".join(lines) + ("\n" if last_newline else "")).encode()
     p.write_bytes(data)
-    from_file = list(corpus.open_lines(str(p)))
+    from_file = list(lines_mod.open_lines(str(p)))
     assert from_file == _expected_lines(data)
     try:
-        want = [(r.n, r.line, r.fields, r.error) for r in corpus.read_records(str(p), fmt)]
+        want = [(r.n, r.line, r.fields, r.error) for r in corpus.read_records(str(p), fmt, opts=OPTS)]
     except InputError as e:
         want = str(e)
     pieces = [data[a:b] for a, b in zip([0, *sorted(cuts)], [*sorted(cuts), len(data)]) if data[a:b]]
     with pytest.MonkeyPatch.context() as m:
-        m.setattr(corpus, "_is_regular_file", lambda raw: False)
+        m.setattr(stream, "_is_regular_file", lambda raw: False)
         for _ in range(2):
             left = list(pieces)
-            m.setattr(corpus, "_read_available", lambda raw, size: left.pop(0) if left else b"")
+            m.setattr(stream, "_read_available", lambda raw, size: left.pop(0) if left else b"")
             if _ == 0:
-                reader = corpus.open_lines(str(p))
+                reader = lines_mod.open_lines(str(p))
                 assert list(reader) == from_file and not left  # every piece came through the pipe reader
             else:
                 try:
-                    got = [(r.n, r.line, r.fields, r.error) for r in corpus.read_records(str(p), fmt)]
+                    got = [(r.n, r.line, r.fields, r.error) for r in corpus.read_records(str(p), fmt, opts=OPTS)]
                 except InputError as e:
                     got = str(e)
                 assert got == want

@@ -85,9 +85,12 @@ def test_an_id_starting_with_nul_is_just_an_id(fmt):
     assert out.startswith("\x00abc") and "abstract" not in out
 
 
-@pytest.mark.parametrize("fmt", ["tsv", "pairs", "text"])
-def test_ids_with_line_breaks_stay_on_their_line(fmt):
-    rec = lazy('{"id": "a\\r\\nb\\tc", "abstract": "x"}')
+@pytest.mark.parametrize("fmt, first", [("tsv", "a\\r\\nb\\tc\\\\d\t"), ("pairs", "a\\r\\nb\\tc\\\\d\t"),
+                                        ("text", "a  b c\\d")])
+def test_ids_with_line_breaks_stay_on_their_line(fmt, first):
+    """TSV and pairs escape tabs, line breaks and backslashes (PostgreSQL's text format);
+    text output, for people, shows them as spaces."""
+    rec = lazy('{"id": "a\\r\\nb\\tc\\\\d", "abstract": "x"}')
     out = Renderer(fmt, facets=[("modality", "multi", [])])(rec, PRED)
-    assert out.splitlines()[0].startswith("a  b c")
-    assert "\r" not in out
+    assert out.splitlines()[0].startswith(first)
+    assert "\r" not in out and out.count("\n") == {"tsv": 1, "pairs": 2, "text": 3}[fmt]

@@ -19,5 +19,6 @@ def test_wheel_carries_taxonomy_and_model_once(tmp_path):
     assert model_files and all(f"tagger/resources/{f}" in names for f in model_files)
     assert "tagger/cli/__init__.py" in names and "tagger/cli/label.py" in names
     assert "tagger/bib/__init__.py" in names and "tagger/bib/run.py" in names
+    assert "tagger/readers/jsonl.py" in names and "tagger/writers/target.py" in names
     assert not [n for n in names if n.startswith("tagger/resources/") and n.endswith(".py")]
     assert not [n for n in names if n.startswith(("tests/", "fixtures/"))]

@@ -233,13 +233,13 @@ def test_label_stream_in_workers_equals_in_process(shipped_model, corpus_records
         monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
     monkeypatch.setattr(labeling, "_POOL", {})
     recs = [Record(dict(r), i + 1, i + 1, "x.jsonl") for i, r in enumerate(corpus_records[:600])]
-    recs[5] = Record({"title": "no abstract"}, 6, 6, "x.jsonl")
+    recs[5] = Record({"title": "a number", "abstract": 5}, 6, 6, "x.jsonl")
     warned = []
     here = [(r.n, p) for r, p in labeling.label_stream(shipped_model, recs, on_error="skip", warn=warned.append)]
     there = [(r.n, p) for r, p in labeling.label_stream(shipped_model, recs, on_error="skip", warn=warned.append, jobs=2,
                                                         batch_size=100)]
     assert here == there and len(here) == 599
-    assert warned == ["x.jsonl:6: record 6 has no 'abstract' field; skipped"] * 2
+    assert warned == ["x.jsonl:6: record 6: 'abstract' is a number, not text; skipped"] * 2
     for ex in labeling._POOL.values():
         ex.shutdown()
 
@@ -299,7 +299,7 @@ def test_a_line_that_is_not_text_stops_after_the_records_before_it(tmp_path, cor
     r = subprocess.run(CMD + ["label", str(src), "-f", "tsv", "--jobs", jobs], capture_output=True, env=ENV, timeout=120)
     assert r.returncode == 2 and r.stdout.count(b"\n") == 300
     assert r.stderr.decode() == (f"tagger: error: {src}:301: not UTF-8 text (byte 0xe9 at column 18); convert it to "
-                                 "UTF-8 first (300 records were written before it)\n")
+                                 "UTF-8 first, or name its encoding with --encoding (300 records were written before it)\n")
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "txt", "csv"])
@@ -384,8 +384,8 @@ def test_table_output_and_filter_keep_the_records_before_a_line_that_is_not_text
     r = subprocess.run(CMD + [args[0], *args[1:], str(src)], capture_output=True, env=ENV, timeout=120)
     assert r.returncode == 2
     assert r.stdout.count(b"\n") == 300 + (args[1:3] == ["-f", "csv"])  # csv: and its header
-    assert r.stderr.decode().endswith(":301: not UTF-8 text (byte 0xe9 at column 18); convert it to UTF-8 first "
-                                      "(300 records were written before it)\n")
+    assert r.stderr.decode().endswith(":301: not UTF-8 text (byte 0xe9 at column 18); convert it to UTF-8 first, "
+                                      "or name its encoding with --encoding (300 records were written before it)\n")
 
 
 def test_error_count_is_left_off_only_for_a_file_not_opened(tmp_path):
@@ -413,8 +413,11 @@ def test_json_lines_are_recognised_on_stdin_and_without_extension(tmp_path, corp
 
 
 @pytest.mark.parametrize("args", [[], ["--input-format", "jsonl"]])
-def test_gzip_on_stdin_says_so(corpus_records, args):
-    data = gzip.compress("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 5)).encode())
-    r = subprocess.run(CMD + ["label", "-", *args], input=data, capture_output=True, env=ENV, timeout=120)
-    assert r.returncode == 2 and r.stderr.decode().startswith(
-        "tagger: error: -:1: gzip-compressed data, not text; decompress it first (zcat), or name the file .gz")
+def test_gzip_on_stdin_is_decompressed(corpus_records, args):
+    """gzip data on standard input is recognised by its magic number, several members one
+    after another (``cat a.gz b.gz``) included."""
+    recs = rows(corpus_records, 5)
+    data = b"".join(gzip.compress("".join(json.dumps(r) + "\n" for r in part).encode()) for part in (recs[:2], recs[2:]))
+    r = subprocess.run(CMD + ["label", "-", "-f", "tsv", *args], input=data, capture_output=True, env=ENV, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [x.split(b"\t")[0].decode() for x in r.stdout.splitlines()] == [x["id"] for x in recs]

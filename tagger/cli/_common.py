@@ -23,7 +23,11 @@ def exit_code(fn):
         try:
             code = fn(*args, **kwargs)
         except TaggerError as e:
+            from ..writers.target import OutputError
+
             click.echo(f"tagger: error: {e}", err=True)
+            if isinstance(e, OutputError):  # what is left in stdout's buffer must not fail again at exit
+                quiet_broken_pipe()
             code = 2
         click.get_current_context().exit(code or 0)
 
@@ -54,17 +58,36 @@ def load_model(model_opt, taxonomy_opt):
     return load(model_opt, taxonomy_opt).model
 
 
+def _delimiter(ctx, param, value):
+    if value is None:
+        return None
+    value = {"tab": "\t", "\\t": "\t"}.get(value, value)
+    if len(value) != 1:
+        raise click.BadParameter("must be one character (or 'tab')")
+    return value
+
+
 def io_options(fn):
     """Add the input, output and labelling options that ``label`` and ``filter`` share."""
     opts = [
-        click.option("--input-format", type=click.Choice(["txt", "jsonl", "csv", "tsv"]),
-                     help="Input format [default: from the extension; for stdin and other files, jsonl if the "
-                          "first character is '{', else txt]."),
+        click.option("--input-format", type=click.Choice(["txt", "lines", "jsonl", "json", "csv", "tsv", "bib"]),
+                     help="Input format [default: from the extension; .json/.jsonl and other files by their first "
+                          "line: jsonl (one object per line), json (an array, or pretty-printed objects), bib, else "
+                          "txt (one abstract per paragraph); lines: one abstract per line]."),
+        click.option("--encoding", metavar="NAME",
+                     help="The input's encoding [default: UTF-8; a UTF-16 or UTF-32 BOM is recognised]."),
+        click.option("--no-header", "no_header", is_flag=True,
+                     help="CSV/TSV without a header row: name columns by number (--text-column 3)."),
+        click.option("--delimiter", metavar="CHAR", callback=_delimiter,
+                     help="CSV delimiter [default: ',', or ';' when the header row is ';'-separated]."),
         click.option("--format", "-f", "out_format", type=click.Choice(["text", "jsonl", "json", "tsv", "csv", "pairs"]),
-                     help="Output format [default: from -o's extension, else text on a terminal, else jsonl (csv/tsv for table input)]."),
-        click.option("--output", "-o", metavar="FILE", help="Write here (atomically: renamed into place on success)."),
+                     help="Output format [default: from -o's extension (.jsonl .json .csv .tsv .txt, each also .gz), "
+                          "else text on a terminal, else jsonl (csv/tsv for table input)]."),
+        click.option("--output", "-o", metavar="FILE",
+                     help="Write here: a file is replaced atomically when all is written; a device or FIFO is "
+                          "written into."),
         click.option("--text-field", "--text-column", "text_field", default="abstract", show_default=True,
-                     help="Field (JSONL) or column (CSV/TSV) holding the abstract."),
+                     help="Field (JSON) or column (CSV/TSV) holding the abstract."),
         click.option("--title-field", "--title-column", "title_field", default="title", show_default=True,
                      help="Field or column holding the title, if any."),
         click.option("--id-field", "--id-column", "id_field", default="id", show_default=True,
@@ -83,23 +106,35 @@ def io_options(fn):
     return model_options(fn)
 
 
+def _warn(msg: str) -> None:
+    click.echo(f"tagger: warning: {msg}", err=True)
+
+
 class Inputs:
-    """The input files of a command, read one after another as one stream of records."""
+    """The input files of a command (``opts``: the command's options), read one after
+    another as one stream of records."""
 
-    def __init__(self, files, input_format, text_field, id_field):
-        from ..corpus import detect_format
+    def __init__(self, files, opts: dict):
+        from ..readers import ReadOptions, detect_format
+        from ..readers.stream import check_encoding
 
+        if opts.get("encoding"):
+            check_encoding(opts["encoding"])
         self.files = list(files) or ["-"]
-        self.formats = [detect_format(f, input_format, sniff=True) for f in self.files]
-        self.text_field, self.id_field = text_field, id_field
+        self.read_opts = ReadOptions(text_field=opts["text_field"], title_field=opts["title_field"],
+                                     id_field=opts["id_field"], encoding=opts.get("encoding"),
+                                     header=not opts.get("no_header"), delimiter=opts.get("delimiter"), warn=_warn)
+        self.formats = [detect_format(f, opts["input_format"], sniff=True, encoding=opts.get("encoding"))
+                        for f in self.files]
+        self.text_field, self.id_field = opts["text_field"], opts["id_field"]
         tables = {f for f in self.formats if f in ("csv", "tsv")}
         self.table_format = tables.pop() if len(tables) == 1 and len(set(self.formats)) == 1 else None
 
     def records(self):
-        from ..corpus import read_records
+        from ..readers import open_reader
 
         for f, fmt in zip(self.files, self.formats):
-            yield from read_records(f, fmt, self.text_field, self.id_field)
+            yield from open_reader(f, fmt, self.read_opts)
 
     def batches(self):
         """The records in batches for ``labeling.render_stream``: JSON Lines as undecoded
@@ -107,71 +142,35 @@ class Inputs:
         from ..labeling import read_batches
 
         for f, fmt in zip(self.files, self.formats):
-            yield from read_batches(f, fmt, self.text_field, self.id_field)
+            yield from read_batches(f, fmt, self.read_opts)
 
 
-def default_format(out_format, inputs, output):
+def default_format(out_format, inputs, target):
+    """The output format: ``--format``; else, for a file, by its extension (an extension that
+    names no format is an error); else (standard output, a device) csv/tsv for a table,
+    text on a terminal, jsonl otherwise."""
+    from ..writers import OUTPUT_EXTENSIONS, format_for_path
+
     if out_format:
         return out_format
-    if output and output != "-":
-        ext = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".tsv": "tsv", ".csv": "csv", ".txt": "text"}
-        fmt = ext.get(os.path.splitext(output)[1].lower())
-        if fmt:
-            return fmt
+    if not target.streams:
+        fmt = format_for_path(target.path)
+        if fmt is None:
+            exts = " ".join(e for e in OUTPUT_EXTENSIONS if e not in (".ndjson", ".bib"))
+            raise TaggerError(f"{target.path}: cannot tell the output format from the file name (known: {exts}, "
+                              "each also with .gz); name it with --format")
+        return fmt
     if inputs.table_format:
         return inputs.table_format
-    return "text" if output is None and sys.stdout.isatty() else "jsonl"
+    return "text" if target.is_terminal() else "jsonl"
 
 
-class AtomicOutput:
-    """stdout, or a temporary file beside ``path`` renamed onto it only on success."""
+def make_writer(fh, fmt, model, inputs, target, opts):
+    """The :class:`~tagger.writers.Writer` of a command's output."""
+    from ..writers import Writer
 
-    def __init__(self, path):
-        self.path, self.tmp, self.fh = path, None, None
-
-    def __enter__(self):
-        if self.path is None or self.path == "-":
-            self.fh = sys.stdout
-            if hasattr(self.fh, "reconfigure"):  # a lone surrogate from a JSON escape: written as \udXXX
-                self.fh.reconfigure(errors="backslashreplace")
-            return self.fh
-        import tempfile
-
-        if os.path.isdir(self.path):
-            raise TaggerError(f"{self.path}: is a directory; -o needs a file name")
-        if self.path.lower().endswith(".gz"):
-            raise TaggerError(f"{self.path}: compressed output is not written; pipe stdout through gzip instead")
-        d = os.path.dirname(os.path.abspath(self.path))
-        if not os.path.isdir(d):
-            raise TaggerError(f"{self.path}: no such directory: {d}")
-        try:
-            fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".", suffix=".tmp", dir=d)
-        except OSError as e:
-            raise TaggerError(f"{self.path}: cannot write here: {e.strerror}") from None
-        # mkstemp makes 0600: give the file the mode it had, or what the umask allows
-        try:
-            mode = os.stat(self.path).st_mode & 0o7777
-        except OSError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(self.tmp, mode)
-        self.fh = os.fdopen(fd, "w", encoding="utf-8", newline="", errors="backslashreplace")
-        return self.fh
-
-    def __exit__(self, exc_type, exc, tb):
-        if self.tmp is None:
-            return False
-        try:
-            self.fh.close()
-            if exc_type is None:
-                os.replace(self.tmp, self.path)
-        except OSError as e:
-            raise TaggerError(f"{self.path}: cannot write: {e.strerror}") from None
-        finally:
-            if os.path.exists(self.tmp):
-                os.unlink(self.tmp)
-        return False
+    return Writer(fh, fmt, model.facets, inputs.table_format, opts["id_field"], text_field=opts["text_field"],
+                  title_field=opts["title_field"], titles=fmt == "text" and target.is_terminal())
 
 
 def stream(model, inputs, writer, opts, explain=0):
@@ -189,7 +188,7 @@ def stream(model, inputs, writer, opts, explain=0):
 
     kw = dict(text_field=opts["text_field"], title_field=opts["title_field"], thresholds=opts["threshold"],
               facets=opts.get("facets"), min_words=opts["min_words"], explain=explain, on_error=opts["on_error"],
-              warn=warn, jobs=opts["jobs"])
+              warn=warn, jobs=opts["jobs"], id_field=opts["id_field"])
     try:
         if writer.renderer is not None:  # per-record output: rendered (and parsed) where the tagging is done
             for text, n in render_stream(model, inputs.batches(), writer.renderer, **kw):
@@ -205,6 +204,11 @@ def stream(model, inputs, writer, opts, explain=0):
     return writer.count, len(skipped)
 
 
+def nothing_written(skipped: int) -> TaggerError:
+    """The error of a run whose every record was skipped as bad (``--on-error skip``)."""
+    return TaggerError(f"no record written: all {plural(skipped, 'record')} read were bad and skipped")
+
+
 def plural(n: int, word: str) -> str:
     """``"1 record"``, ``"3 records"``."""
     return f"{n} {word}" + ("" if n == 1 else "s")
@@ -214,9 +218,10 @@ def with_count(e: TaggerError, written: int, output: str | None = None) -> Tagge
     """``e`` with how many records were written before it (to stdout), or, with ``-o FILE``,
     that the file was left as it was (the output is written atomically); nothing is added for
     a file that could not be opened before anything was written."""
-    from ..corpus import FileError
+    from ..readers import FileError
+    from ..writers.target import OutputError
 
-    if isinstance(e, FileError) and not written:
+    if isinstance(e, OutputError) or (isinstance(e, FileError) and not written):
         return e
     if output and output != "-":
         return TaggerError(f"{e} ({output} left as it was; {plural(written, 'record')} had been tagged before it)")

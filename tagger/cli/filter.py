@@ -7,12 +7,14 @@ import click
 from ..errors import TaggerError
 from ._app import cli
 from ._common import (
-    AtomicOutput,
     Inputs,
     default_format,
     exit_code,
     io_options,
     load_model,
+    make_writer,
+    nothing_written,
+    plural,
     quiet_broken_pipe,
     with_count,
 )
@@ -37,13 +39,14 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
     Exit 0 if any record was kept, 1 if none, 2 on error (as grep).
     """
     from ..labeling import trusted_or_tagged
-    from ..output import Writer
     from ..query import parse
+    from ..writers.target import Target
 
-    inputs = Inputs(files, opts["input_format"], opts["text_field"], opts["id_field"])
+    inputs = Inputs(files, opts)
+    target = Target(opts["output"])
     model = load_model(opts["model"], opts["taxonomy"])
     query = parse(expr, model.labels, [f for f, _, _ in model.facets])
-    fmt = default_format(opts["out_format"], inputs, opts["output"])
+    fmt = default_format(opts["out_format"], inputs, target)
     skipped = []
 
     def warn(msg):
@@ -54,26 +57,30 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
     stream = trusted_or_tagged(inputs.records(), lambda: model, retag=retag or opts["threshold"] is not None,
                                need_scores=min_score is not None,
                                text_field=opts["text_field"], title_field=opts["title_field"],
-                               thresholds=opts["threshold"], min_words=opts["min_words"],
+                               id_field=opts["id_field"], thresholds=opts["threshold"], min_words=opts["min_words"],
                                on_error=opts["on_error"], warn=warn, jobs=opts["jobs"])
-    kept = 0
+    kept = seen = 0
     try:
-        with AtomicOutput(opts["output"]) as fh:
-            writer = Writer(fh, fmt, model.facets, inputs.table_format, opts["id_field"])
+        with target as fh:
+            writer = make_writer(fh, fmt, model, inputs, target, opts)
             try:
                 for rec, pred in stream:
+                    seen += 1
                     if query.matches(pred.tags, pred.scores, min_score) != invert:
                         kept += 1
                         if not count:
                             writer.write(rec, pred)
             except TaggerError as e:
                 raise with_count(e, writer.count, opts["output"]) from None
+            if skipped and not seen:
+                raise nothing_written(len(skipped))
             if count:
                 fh.write(f"{kept}\n")
             else:
                 writer.close()
-            fh.flush()
     except BrokenPipeError:
         quiet_broken_pipe()
         return 0 if kept else 1
+    if skipped:
+        click.echo(f"tagger: {plural(len(skipped), 'bad record')} skipped, {kept} kept", err=True)
     return 0 if kept else 1

@@ -6,12 +6,13 @@ import click
 
 from ._app import cli
 from ._common import (
-    AtomicOutput,
     Inputs,
     default_format,
     exit_code,
     io_options,
     load_model,
+    make_writer,
+    nothing_written,
     plural,
     quiet_broken_pipe,
     stream,
@@ -26,21 +27,23 @@ from ._common import (
 @click.option("--explain-top", type=click.IntRange(1), default=3, show_default=True, help="How many n-grams --explain shows.")
 @exit_code
 def label(files, facets, explain, explain_top, **opts):
-    """Tag abstracts: .txt (one per paragraph), .jsonl, .csv, .tsv, .gz of those, or - (stdin)."""
-    from ..output import Writer
+    """Tag abstracts: .txt (one per paragraph), .jsonl, .json, .csv, .tsv, .bib, .gz of those, or - (stdin)."""
+    from ..writers.target import Target
 
-    inputs = Inputs(files, opts["input_format"], opts["text_field"], opts["id_field"])
     from ..api import Tagger
 
+    inputs = Inputs(files, opts)
+    target = Target(opts["output"])
     model = load_model(opts["model"], opts["taxonomy"])
     opts["facets"] = Tagger(model).check_facets(facets)
-    fmt = default_format(opts["out_format"], inputs, opts["output"])
+    fmt = default_format(opts["out_format"], inputs, target)
     try:
-        with AtomicOutput(opts["output"]) as fh:
-            writer = Writer(fh, fmt, model.facets, inputs.table_format, opts["id_field"])
+        with target as fh:
+            writer = make_writer(fh, fmt, model, inputs, target, opts)
             written, skipped = stream(model, inputs, writer, opts, explain=explain_top if explain else 0)
+            if skipped and not written:
+                raise nothing_written(skipped)
             writer.close()
-            fh.flush()
     except BrokenPipeError:
         quiet_broken_pipe()
         return 0

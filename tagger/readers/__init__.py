@@ -1,0 +1,132 @@
+"""Reading records, one module per input format, streamed.
+
+========  =====================================  ==========================================
+format    module                                 what
+========  =====================================  ==========================================
+jsonl     :mod:`tagger.readers.jsonl`            one JSON object per line (the fast path)
+json      :mod:`tagger.readers.json`             an array of records, or objects one after
+                                                 another (pretty-printed, ``jq .``)
+csv, tsv  :mod:`tagger.readers.table`            a header row, then a record per row
+txt       :mod:`tagger.readers.text`             one abstract per paragraph
+lines     :mod:`tagger.readers.text`             one abstract per line
+bib       :mod:`tagger.readers.bib`              BibTeX entries
+========  =====================================  ==========================================
+
+Every reader is a generator of :class:`Record` (a field dict, its 1-based number and the
+line it starts on), so memory stays flat however long the input.  Under them,
+:mod:`tagger.readers.stream` reads files and standard input, gzip data (by its magic
+number) and encodings other than UTF-8.  Errors are :class:`InputError` with one line
+``FILE:LINE: what is wrong``.  :mod:`tagger.readers.fields` finds a record's title and
+abstract.  A new format is one new module here with a ``reader(path, fmt, opts)``, named in
+:data:`READERS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+from .base import EXTENSIONS, FileError, InputError, ReadOptions, Record, source_stem
+
+__all__ = ["EXTENSIONS", "FORMATS", "READERS", "FileError", "InputError", "ReadOptions", "Record", "detect_format",
+           "open_reader", "read_records", "record_text_error", "sniff_format", "source_stem"]
+
+#: format -> the module (in this package) whose ``reader(path, fmt, opts)`` reads it
+READERS = {"jsonl": "jsonl", "json": "json", "csv": "table", "tsv": "table", "txt": "text", "lines": "text",
+           "bib": "bib"}
+FORMATS = tuple(READERS)
+
+
+def detect_format(path: str, override: str | None = None, sniff: bool = False, encoding: str | None = None) -> str:
+    """The input format of ``path``: ``override`` if given, else by extension (``.gz``
+    stripped first: ``.txt``, ``.jsonl``, ``.json``, ``.csv``, ``.tsv``, ``.bib``, ...);
+    ``-`` and unknown extensions read as plain text.  With ``sniff``, the input is looked
+    at as well (:func:`sniff_format`): ``-`` and unknown extensions by their first
+    characters, and ``.json``/``.jsonl`` to tell JSON Lines from an array or pretty-printed
+    objects (a ``.json`` file of one object per line is JSON Lines)."""
+    if override:
+        return override
+    if path == "-":
+        return sniff_format(path, None, encoding) if sniff else "txt"
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    fmt = EXTENSIONS.get(suffixes[-1] if suffixes else "")
+    if sniff and fmt in (None, "json", "jsonl"):
+        return sniff_format(path, fmt, encoding)
+    return fmt or "txt"
+
+
+_BIB_START = re.compile(rb"@[A-Za-z]+\s*[{(]")
+
+
+def sniff_format(path: str, default: str | None = None, encoding: str | None = None) -> str:
+    """The format of ``path`` (``-`` = stdin) by its first line: ``json`` when it starts
+    with ``[``, or with ``{`` and the first line is not a whole JSON object; ``jsonl`` when
+    it starts with ``{`` otherwise; ``bib`` for ``@type{``; else ``default`` or ``txt``.
+
+    Reads from standard input and pipes only what the reader then reads again
+    (:func:`~tagger.readers.stream.peek_head`); an unreadable file gives ``default`` or
+    ``txt``, left for the reader to report."""
+    import json
+
+    from .stream import peek_head
+
+    try:
+        head = peek_head(path, encoding)
+    except (OSError, EOFError, InputError, ValueError):
+        return default or "txt"
+    start = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if start[:1] == b"[":
+        return "json"
+    if start[:1] == b"{":
+        first = start.split(b"\n", 1)[0]
+        try:
+            json.loads(first)
+            return "jsonl"
+        except ValueError:
+            pass
+        try:  # an object over several lines (pretty-printed)
+            json.JSONDecoder().raw_decode(start.decode("utf-8", "replace"))
+            return "json"
+        except ValueError:  # not JSON (the reader will say where), or more than was read
+            return "json" if first.strip() == b"{" else (default or "jsonl")
+    if default is None and _BIB_START.match(start):
+        return "bib"
+    return default or "txt"
+
+
+def open_reader(path: str, fmt: str | None = None, opts: ReadOptions | None = None):
+    """The records of ``path`` (``-`` = stdin) in format ``fmt`` (detected by extension when
+    None), as an iterable; it has ``would_wait()`` when the format can tell that the next
+    record is still to come through a pipe that has gone silent (else that is never)."""
+    fmt = detect_format(path, fmt)
+    if fmt not in READERS:
+        raise InputError(f"{path}: unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
+    module = importlib.import_module(f".{READERS[fmt]}", __name__)
+    return module.reader(path, fmt, opts or ReadOptions())
+
+
+def read_records(path: str, fmt: str | None = None, text_field: str = "abstract", id_field: str = "id",
+                 lines=None, opts: ReadOptions | None = None):
+    """Stream :class:`Record` s from ``path`` in format ``fmt`` (detected when None), bad
+    records as records with ``error`` set (``opts.lenient``); ``opts`` defaults to
+    ``ReadOptions(text_field=..., id_field=...)``.  ``lines`` is ignored (kept for callers
+    of the old ``tagger.corpus.read_records``)."""
+    return iter(open_reader(path, fmt, opts or ReadOptions(text_field=text_field, id_field=id_field)))
+
+
+def record_text_error(rec: Record, text_field: str = "abstract", title_field: str = "title") -> str | None:
+    """Why ``rec`` cannot be tagged (not a record, or a text field that holds something
+    other than text), or None (also for a record without text, which is written untagged).
+    Parses a lazily read JSON Lines record first."""
+    from .fields import document
+    from .jsonl import parse_json_record
+
+    if rec.fields is None:
+        parse_json_record(rec)
+    if rec.error:
+        return rec.error
+    err = document(rec.fields, text_field, title_field).error
+    return f"record {rec.n}: {err}" if err else None

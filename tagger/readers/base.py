@@ -1,0 +1,88 @@
+"""What every reader shares: :class:`Record`, the errors, and :class:`ReadOptions`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import TaggerError
+
+
+class InputError(TaggerError):
+    """Unreadable input; the message names the file and line or record."""
+
+
+class FileError(InputError):
+    """A file that cannot be opened at all (missing, a directory, not readable): nothing of
+    it was read."""
+
+
+@dataclass
+class Record:
+    """One input record: ``fields`` (all input fields, in input order), ``n`` (1-based
+    record number in its file), ``line`` (1-based line where it starts), ``source`` (file),
+    ``default_id`` (``<file stem>:<n>``, for records whose input has no id)."""
+
+    fields: dict | None  # None: a JSON Lines line not parsed yet (``raw``; see jsonl.parse_json_record)
+    n: int
+    line: int
+    source: str
+    default_id: str = ""
+    error: str | None = None  # why this line is not a record (then ``fields`` is empty)
+    #: JSON Lines input: the line's text, so output can keep its bytes (``writers.jsonl``)
+    raw: str | None = None
+    #: JSON Lines input without an id: the reader added ``fields["id"]``
+    id_added: bool = False
+    #: BibTeX input: the entry's own text (``tagger filter`` writes it back as it was)
+    entry: str | None = None
+
+    def id(self, id_field: str = "id") -> str:
+        """The record's id: its ``id_field`` value, else ``<file stem>:<n>``."""
+        v = self.fields.get(id_field)
+        return str(v) if v not in (None, "") else (self.default_id or str(self.n))
+
+
+def _no_warn(message: str) -> None:
+    pass
+
+
+@dataclass
+class ReadOptions:
+    """How to read records, the same for every format (each reader uses what applies).
+
+    ``text_field``/``title_field``/``id_field``: the field or column names (with
+    ``header=False``, 1-based column numbers as strings: ``"3"``); ``encoding``: the input's
+    encoding, None for UTF-8 (a UTF-16 or UTF-32 BOM is recognised either way);
+    ``header``: CSV/TSV has a header row; ``delimiter``: the CSV/TSV delimiter, None to
+    sniff it from the header row; ``lenient``: a bad record (invalid JSON, a row with the
+    wrong number of cells, a line that is not UTF-8) comes out as a :class:`Record` with
+    ``error`` set instead of raising :class:`InputError`; ``warn(message)``: where readers
+    report doubts about the input (one line each).
+    """
+
+    text_field: str = "abstract"
+    title_field: str = "title"
+    id_field: str = "id"
+    encoding: str | None = None
+    header: bool = True
+    delimiter: str | None = None
+    lenient: bool = True
+    warn: object = field(default=_no_warn, compare=False, repr=False)
+
+
+#: input formats by file extension (after ``.gz``); ``.json`` and ``.jsonl`` are looked at
+#: further (``tagger.readers.sniff_json``): an array or pretty-printed objects are ``json``
+EXTENSIONS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
+              ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".bib": "bib"}
+
+
+def source_stem(path: str) -> str:
+    """File name without directories and extensions (``data/day.jsonl.gz`` -> ``day``); ``stdin`` for ``-``."""
+    if path == "-":
+        return "stdin"
+    name = Path(path).name
+    for _ in range(2):
+        stem, dot, ext = name.rpartition(".")
+        if dot and stem and ("." + ext.lower() in EXTENSIONS or ext.lower() == "gz"):
+            name = stem
+    return name

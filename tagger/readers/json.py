@@ -1,0 +1,164 @@
+"""JSON that is not JSON Lines: an array of records, or objects one after another.
+
+A ``.json`` file holding an array of records (CSL-JSON exported by Zotero or Better BibTeX,
+a page of API results) and pretty-printed objects one after another (``jq .`` output) are
+read record by record with the standard library's streaming ``JSONDecoder.raw_decode``,
+never by loading the whole file: from a pipe, each record is tagged as soon as it has
+arrived, before the array is closed.  Several arrays one after another (pages of results
+concatenated) are read as one sequence.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .base import InputError, ReadOptions, Record, source_stem
+from .jsonl import _finite_float, _reject_constant
+from .stream import _READ_ERRORS, CHUNK_BYTES, not_text, open_source
+
+FORMAT = "json"
+
+_WS = " \t\r\n"
+
+
+class JsonReader:
+    """The records of one JSON input (module docstring), to iterate over once.
+
+    Each element of a top-level array, and each top-level object, is a :class:`Record`
+    (``line``: where it starts); an element that is not an object is a record with
+    ``error`` set (or, without ``opts.lenient``, :class:`InputError`).  Text that is not JSON
+    raises :class:`InputError` naming line and column, after the records before it (the
+    rest cannot be read reliably).  :meth:`would_wait` says whether the next record is
+    still to come through a pipe that has gone silent.
+    """
+
+    def __init__(self, path: str, opts: ReadOptions = ReadOptions()):
+        self.path, self.opts = path, opts
+        self.source = open_source(path, opts.encoding)
+        self._waits = False  # the last block read ended where the pipe went silent
+        self._buf, self._pos = "", 0
+
+    def would_wait(self) -> bool:
+        """True when no whole record is left in what has been read and the pipe had gone
+        silent after it."""
+        return self._waits and _SEPARATORS.fullmatch(self._buf, self._pos) is not None
+
+    def _blocks(self):
+        """Decoded blocks of whole lines; a line that is not UTF-8 raises InputError."""
+        line = 1
+        try:
+            for data, waits in self.source.blocks(CHUNK_BYTES):
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise InputError(not_text(self.path, line + data.count(b"\n", 0, e.start), data, e.start,
+                                              False)) from None
+                self._waits = waits
+                yield text
+                line += data.count(b"\n")
+        except _READ_ERRORS as e:
+            raise InputError(f"{self.path}:{line}: cannot read: {e}") from None
+        finally:
+            self.source.close()
+
+    def __iter__(self):
+        decode = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_finite_float).raw_decode
+        path, opts, stem = self.path, self.opts, source_stem(self.path)
+        blocks = self._blocks()
+        buf, pos, line = "", 0, 1  # text not yet consumed, where reading is in it, its line there
+        n, depth, expect = 0, 0, "value"  # depth: 1 inside a top-level array
+
+        def more() -> bool:
+            """Append the next block to ``buf``; False at the end of the input."""
+            nonlocal buf, pos
+            block = next(blocks, None)
+            if block is None:
+                return False
+            buf, pos = buf[pos:] + block, 0
+            self._buf, self._pos = buf, pos
+            return True
+
+        def error(msg: str, at: int) -> InputError:
+            col = at - buf.rfind("\n", 0, at)
+            return InputError(f"{path}:{line + buf.count(chr(10), pos, at)}: invalid JSON ({msg} at column {col})")
+
+        while True:
+            m = _SPACE.match(buf, pos)
+            line += buf.count("\n", pos, m.end())
+            pos = m.end()
+            if pos >= len(buf):
+                if more():
+                    continue
+                if depth:
+                    raise InputError(f"{path}:{line}: invalid JSON (the array is not closed: no ']' at the end)")
+                return
+            c = buf[pos]
+            if c == "\ufeff" and n == 0 and line == 1:  # a BOM
+                pos += 1
+            elif depth and expect == "sep":
+                if c not in ",]":
+                    raise error("expected ',' or ']' after an array element", pos)
+                pos, depth, expect = pos + 1, (0 if c == "]" else 1), "value"
+            elif not depth and c == "[":
+                pos, depth, expect = pos + 1, 1, "first"
+            elif depth and expect == "first" and c == "]":
+                pos, depth, expect = pos + 1, 0, "value"
+            else:
+                try:
+                    obj, end = decode(buf, pos)
+                except json.JSONDecodeError as e:
+                    # blocks hold whole lines, so only a value that goes on in lines not read yet
+                    # fails at the end of what was read
+                    if not buf[e.pos:].strip(_WS) and more():
+                        continue
+                    raise error(e.msg, e.pos) from None
+                except ValueError as e:  # NaN, Infinity, 1e999
+                    raise InputError(f"{path}:{line}: invalid JSON ({e})") from None
+                values = [obj]
+                if not depth and isinstance(obj, str) and obj.lstrip()[:1] in ("[", "{"):
+                    values = _double_encoded(obj)  # a JSON text inside a JSON string
+                at = line
+                line += buf.count("\n", pos, end)
+                pos = end
+                if depth:
+                    expect = "sep"
+                if pos > CHUNK_BYTES:  # drop what is done
+                    buf, pos = buf[pos:], 0
+                self._buf, self._pos = buf, pos
+                for obj in values:
+                    n += 1
+                    rec = Record({}, n, at, path, f"{stem}:{n}")
+                    if isinstance(obj, dict):
+                        if "id" not in obj and opts.id_field not in obj:
+                            obj["id"] = rec.default_id
+                            rec.id_added = True
+                        rec.fields = obj
+                    else:
+                        rec.error = f"expected a JSON object, found {type(obj).__name__}"
+                        if not opts.lenient:
+                            raise InputError(f"{path}:{at}: {rec.error}")
+                    yield rec
+
+
+def _double_encoded(text: str) -> list:
+    """The records of a JSON text held in a JSON string (``json.dumps`` of JSON, as
+    ``json.dump(df.to_json(), fh)`` writes): the elements of an array, or one object; the
+    string itself when it is not JSON."""
+    try:
+        inner = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except ValueError:
+        return [text]
+    if isinstance(inner, list):
+        return inner
+    return [inner] if isinstance(inner, dict) else [text]
+
+
+_SPACE = re.compile(r"[ \t\r\n]*")
+#: what may stand between records: white space, commas, the end of an array
+_SEPARATORS = re.compile(r"[ \t\r\n,\]]*")
+
+
+def reader(path: str, fmt: str = FORMAT, opts: ReadOptions = ReadOptions()) -> JsonReader:
+    """The records of a JSON input (:class:`JsonReader`), with ``would_wait``."""
+    return JsonReader(path, opts)

@@ -1,0 +1,96 @@
+"""Numbered lines of text from a :class:`~tagger.readers.stream.ByteSource`: what the text
+and CSV/TSV readers read."""
+
+from __future__ import annotations
+
+from .base import InputError
+from .stream import _READ_ERRORS, CHUNK_BYTES, not_text, open_source
+
+
+class _Lines:
+    """The ``(line number, text)`` pairs of :func:`open_lines`, read in blocks of whole lines
+    (:meth:`ByteSource.blocks`); :meth:`would_wait` tells whether the next line is still to
+    come through a pipe that has gone silent (so that what was read can be tagged meanwhile)."""
+
+    def __init__(self, path: str, encoding: str | None = None, lenient: bool = False):
+        self.path, self.source = path, open_source(path, encoding)
+        self.lenient = lenient
+        #: with ``lenient``: line number -> why it is not text (its text is given with
+        #: U+FFFD for the bad bytes); the readers make the record it is in a bad record
+        self.bad: dict[int, str] = {}
+        self._blocks = self.source.blocks(CHUNK_BYTES)
+        self._ready: list[bytes] = []  # lines of the current block not yet taken, last first
+        self._waits = False  # the current block ended where the pipe went silent
+
+    def _next_line(self) -> bytes:
+        """The next line with its line break (the last may have none); empty at the end."""
+        while not self._ready:
+            block = next(self._blocks, None)
+            if block is None:
+                return b""
+            data, self._waits = block
+            lines = data.split(b"\n")
+            last = lines.pop()  # after the last line break: the file's last line without one, or nothing
+            self._ready = ([last] if last else []) + [ln + b"\n" for ln in reversed(lines)]
+        return self._ready.pop()
+
+    def would_wait(self) -> bool:
+        """True when every line read so far has been taken and the pipe had gone silent for
+        :data:`PIPE_PAUSE` seconds after them (never for a file)."""
+        return not self._ready and self._waits
+
+    def __iter__(self):
+        path, n = self.path, 0
+        try:
+            while True:
+                try:
+                    chunk = self._next_line()
+                except _READ_ERRORS as e:  # truncated or damaged gzip
+                    raise InputError(f"{path}:{n + 1}: cannot read: {e}") from None
+                if not chunk:
+                    break
+                n += 1
+                bad = None
+                if b"\x00" in chunk:
+                    bad = not_text(path, n, chunk, chunk.find(b"\x00"), True)
+                try:
+                    text = chunk.decode("utf-8")  # a line break never falls inside a UTF-8 sequence
+                except UnicodeDecodeError as e:
+                    bad = bad or not_text(path, n, chunk, e.start, False)
+                    text = chunk.decode("utf-8", "replace")
+                if bad:
+                    if not self.lenient:
+                        raise InputError(bad)
+                    self.bad[n] = bad.split(": ", 1)[1]
+                if n == 1 and text.startswith("\ufeff"):
+                    text = text[1:]
+                yield n, text.rstrip("\r\n")
+        finally:
+            self.source.close()
+
+
+def open_lines(path: str, encoding: str | None = None, lenient: bool = False) -> _Lines:
+    """The ``(line_number, text)`` pairs of a text file (``-`` = stdin, gzip data
+    decompressed, UTF-8 unless ``encoding`` or a BOM says otherwise), to iterate over once;
+    from a pipe, as the lines arrive.
+
+    Raises :class:`FileError` for a missing file or a directory (at once), and, while
+    iterating, :class:`InputError` for a binary file (NUL byte) or bytes that are not UTF-8,
+    naming the line; with ``lenient``, such a line is given (bad bytes as U+FFFD) and noted
+    in the reader's ``bad``.  Line endings are kept off; a BOM is dropped.
+    """
+    return _Lines(path, encoding, lenient)
+
+
+class LineRecords:
+    """The records a reader makes of :func:`open_lines`, with the lines' ``would_wait``."""
+
+    def __init__(self, lines: _Lines, records):
+        self._lines, self._records = lines, records
+
+    def __iter__(self):
+        return iter(self._records)
+
+    def would_wait(self) -> bool:
+        """See :meth:`_Lines.would_wait`."""
+        return self._lines.would_wait()

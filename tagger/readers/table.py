@@ -1,0 +1,164 @@
+"""CSV and TSV: a header row, then one record per row; values stay strings, column order kept.
+
+CSV is read by the standard library's ``csv`` module (quoted cells may span lines; cells of
+any length); its delimiter is ``,`` unless ``--delimiter`` names another or the header row
+is ``;``-separated (European Excel exports; sniffed with ``csv.Sniffer``).  TSV is
+PostgreSQL's text format: one row per line, cells separated by tabs, never quoted, with
+``\\t``, ``\\n``, ``\\r`` and ``\\\\`` standing for a tab, line feed, carriage return and
+backslash (the escapes ``tagger``'s TSV output writes).  Without a header row
+(``header=False``), columns are named by their 1-based numbers (``"1"``, ``"2"``, ...).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import sys
+
+from .base import InputError, ReadOptions, Record, source_stem
+from .fields import TEXT_ALIASES
+from .lines import LineRecords, open_lines
+
+FORMATS = ("csv", "tsv")
+
+#: a cell may be as long as a line of the file (the csv module's default limit is 131,072
+#: characters: one long abstract or full text would stop the run)
+FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
+
+_TSV_ESCAPE = re.compile(r"\\([tnr\\])")
+_TSV_CHARS = {"t": "\t", "n": "\n", "r": "\r", "\\": "\\"}
+
+
+def tsv_unescape(cell: str) -> str:
+    """A TSV cell's text: ``\\t``, ``\\n``, ``\\r``, ``\\\\`` decoded; any other backslash kept."""
+    return _TSV_ESCAPE.sub(lambda m: _TSV_CHARS[m.group(1)], cell) if "\\" in cell else cell
+
+
+def sniff_delimiter(header: str, default: str = ",") -> str:
+    """The delimiter of a CSV file by its header row: ``;`` or ``,`` (``csv.Sniffer``),
+    ``default`` when the row does not tell (a single column)."""
+    try:
+        found = csv.Sniffer().sniff(header, delimiters=",;").delimiter
+    except csv.Error:
+        return default
+    return found if found in ",;" else default
+
+
+def _looks_like_data(header: list[str]) -> bool:
+    """A header row that is more likely the first row of data: a cell of over 12 words or
+    120 characters (a title or an abstract, not a column name)."""
+    return any(len(h.split()) > 12 or len(h) > 120 for h in header)
+
+
+def missing_column(path: str, name: str, header: list[str], has_header: bool, what: str = "--text-column") -> str:
+    """The error message for a column ``name`` that is not in ``header``."""
+    cols = ", ".join(repr(h) for h in header[:30]) + (", ..." if len(header) > 30 else "")
+    if not has_header:
+        return (f"{path}: no column {name!r}: without a header, columns are named by number "
+                f"(1 to {len(header)}); name the abstracts' column with {what} N")
+    msg = f"{path}:1: no column {name!r} (the columns are {cols}); name the abstracts' column with {what} NAME"
+    if _looks_like_data(header):
+        msg += ", or, if the first row is data, not a header, use --no-header and --text-column N"
+    return msg
+
+
+def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=None):
+    """Records from CSV (``fmt="csv"``) or TSV (module docstring); ``lines``: the file's
+    :func:`~tagger.readers.stream.open_lines`, if already open.
+
+    Raises :class:`InputError` for a header that cannot be read, duplicate column names, a
+    missing text column (listing the columns there are), and, without ``opts.lenient``, a
+    bad row; with it, a row with the wrong number of cells, or a line that is not UTF-8, is
+    a record with ``error`` set.  An unterminated quote is an error, not a merged row.
+    """
+    stem = source_stem(path)
+    lines = lines or open_lines(path, opts.encoding, opts.lenient)
+    rows = _csv_rows(path, lines, opts) if fmt == "csv" else _tsv_rows(lines)
+    try:
+        start, header, end = next(rows)
+    except StopIteration:
+        return
+    if opts.header:
+        if len(set(header)) != len(header):
+            dup = sorted({h for h in header if header.count(h) > 1})
+            raise InputError(f"{path}:1: duplicate column name(s) in the header: {', '.join(dup)}")
+        first = None
+    else:
+        first, header = (start, header, end), [str(i) for i in range(1, len(header) + 1)]
+    text = opts.text_field
+    if text not in header and not (text == "abstract" and any(a in header for a in TEXT_ALIASES)):
+        raise InputError(missing_column(path, text, header, opts.header))
+    n = 0
+    for start, row, end in _chain(first, rows):
+        if not row or all(not c.strip() for c in row):
+            continue
+        n += 1
+        bad = next((k for k in range(start, end + 1) if k in lines.bad), None) if lines.bad else None
+        if bad or len(row) != len(header):
+            err, at = (lines.bad[bad], bad) if bad else (f"row has {len(row)} columns, the header has {len(header)}", start)
+            if not opts.lenient:
+                raise InputError(f"{path}:{at}: {err}")
+            yield Record({}, n, at, path, f"{stem}:{n}", err)
+            continue
+        # the table keeps exactly its own columns; a missing id is only Record.default_id
+        yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}")
+
+
+def _chain(first, rows):
+    if first is not None:
+        yield first
+    yield from rows
+
+
+class _Counted:
+    """The lines of :func:`open_lines` as text lines for ``csv.reader``, noting the number
+    of the last one given (a quoted cell may span several lines)."""
+
+    def __init__(self, lines):
+        self.lines, self.last = lines, 0
+
+    def __iter__(self):
+        for n, line in self.lines:
+            self.last = n
+            yield line + "\n"
+
+
+def _csv_rows(path: str, lines, opts: ReadOptions):
+    """``(first line, cells, last line)`` of each CSV row."""
+    csv.field_size_limit(FIELD_LIMIT)
+    counted = _Counted(lines)
+    it = iter(counted)
+    first = next(it, None)
+    if first is None:
+        return
+    delimiter = opts.delimiter or sniff_delimiter(first)
+
+    def text_lines():
+        yield first
+        yield from it
+
+    reader = csv.reader(text_lines(), delimiter=delimiter, strict=True)  # an unterminated quote is an error, not a merged row
+    done = 0  # the last line of the previous row
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as e:
+            if done == 0:
+                raise InputError(f"{path}:1: bad header row ({e})") from None
+            raise InputError(f"{path}:{done + 1}: malformed row starting here ({e})") from None
+        yield done + 1, row, counted.last
+        done = counted.last
+
+
+def _tsv_rows(lines):
+    """``(line, cells, line)`` of each TSV row (PostgreSQL's text format)."""
+    for n, line in lines:
+        yield n, [tsv_unescape(c) for c in line.split("\t")], n
+
+
+def reader(path: str, fmt: str = "csv", opts: ReadOptions = ReadOptions()):
+    """The records of a CSV or TSV file (:func:`read`), with ``would_wait``."""
+    lines = open_lines(path, opts.encoding, opts.lenient)
+    return LineRecords(lines, read(path, opts, fmt, lines))

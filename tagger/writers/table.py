@@ -1,0 +1,63 @@
+"""CSV and TSV output.
+
+For CSV/TSV input, the input table with every column kept plus ``tags`` (joined with ``;``)
+and ``scores`` (JSON); for other inputs, ``tsv`` is one header-less row ``id<TAB>tags`` per
+record and ``csv`` has the columns ``id,tags,scores``.  CSV is written by the ``csv``
+module (cells quoted where needed).  TSV is PostgreSQL's text format: never quoted; a tab,
+line feed, carriage return or backslash in a value is written ``\\t``, ``\\n``, ``\\r``,
+``\\\\`` (what the TSV reader decodes).
+"""
+
+from __future__ import annotations
+
+import json
+
+FORMATS = ("csv", "tsv")
+
+_TSV_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def tsv_escape(v) -> str:
+    """``v`` as a TSV cell (module docstring)."""
+    s = str(v)
+    return s.translate(_TSV_ESCAPES) if ("\\" in s or "\t" in s or "\n" in s or "\r" in s) else s
+
+
+def _flat(v) -> str:
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False)
+    return "" if v is None else str(v)
+
+
+def render_row(rec, pred, renderer) -> str:
+    """The header-less ``id<TAB>tags`` row of a record that was not read from a table."""
+    return f"{tsv_escape(rec.id(renderer.id_field))}\t{';'.join(pred.tags)}\n"
+
+
+class TableWriter:
+    """Writes the rows of ``csv`` or ``tsv`` output with a header row (module docstring)."""
+
+    def __init__(self, fh, fmt: str, table_input: bool, id_field: str = "id"):
+        self.fh, self.fmt, self.table_input, self.id_field = fh, fmt, table_input, id_field
+        self._header = None
+        self._csv = None
+
+    def write(self, rec, pred) -> None:
+        """Write one tagged record (the header row before the first)."""
+        row = dict(rec.fields) if self.table_input else {"id": rec.id(self.id_field)}
+        row["tags"] = ";".join(pred.tags)
+        row["scores"] = json.dumps(pred.scores, ensure_ascii=False)
+        if self._header is None:
+            self._header = list(row)
+            if self.fmt == "csv":
+                import csv
+
+                self._csv = csv.writer(self.fh, lineterminator="\n")
+            self._row(self._header)
+        self._row([_flat(row.get(k, "")) for k in self._header])
+
+    def _row(self, cells) -> None:
+        if self._csv is not None:
+            self._csv.writerow(cells)
+        else:
+            self.fh.write("\t".join(map(tsv_escape, cells)) + "\n")

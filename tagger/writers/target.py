@@ -1,0 +1,260 @@
+"""Where output goes (``-o``): standard output, a device or pipe, or a file replaced atomically.
+
+- ``-`` (or no ``-o``): standard output.  ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``
+  and ``/proc/self/fd/N``: that descriptor itself (so ``>> log`` keeps appending).
+- A name that is, or whose symbolic link leads to, a character or block device or a FIFO
+  (``/dev/null``, ``/dev/tty``, ``<(...)``): written straight into; never replaced.
+- Anything else is a regular file: written to a temporary file beside it (beside the link's
+  target, for a symbolic link: the link stays a link) and renamed onto it only when the
+  whole output has been written, so an error leaves the old file as it was.  A file whose
+  mode has no write bit is not replaced (as root, ``os.access`` would allow it).
+- A name ending ``.gz`` is written gzip-compressed (``mtime`` 0, so the same output gives the
+  same bytes).
+
+Errors are :class:`OutputError`, one line naming the output: a directory, a read-only
+file, a full disk, a standard output that is closed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+
+from ..errors import TaggerError
+
+_FD_PATH = re.compile(r"^/(?:dev/fd|proc/self/fd)/(\d+)$")
+_STD_PATHS = {"/dev/stdout": 1, "/dev/stderr": 2, "/dev/stdin": 0}
+
+
+class OutputError(TaggerError):
+    """Output that cannot be written; the message names it."""
+
+
+class _Guarded:
+    """A text file object whose write errors are :class:`OutputError` (a broken pipe stays
+    ``BrokenPipeError``: the reader went away, which is not an error)."""
+
+    def __init__(self, fh, name: str):
+        self._fh, self._name = fh, name
+
+    def _fail(self, e: OSError):
+        if isinstance(e, BrokenPipeError):
+            raise e
+        raise OutputError(f"{self._name}: cannot write: {e.strerror or e}") from None
+
+    def write(self, text: str) -> int:
+        try:
+            return self._fh.write(text)
+        except OSError as e:
+            self._fail(e)
+
+    def flush(self) -> None:
+        try:
+            self._fh.flush()
+        except OSError as e:
+            self._fail(e)
+
+    def isatty(self) -> bool:
+        try:
+            return self._fh.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def __getattr__(self, name):
+        return getattr(self._fh, name)
+
+
+class Target:
+    """The output of one command (module docstring); a context manager giving a text file
+    object.  ``path``: ``-o``'s value, None or ``-`` for standard output.
+
+    ``kind`` is ``"stdout"``, ``"fd"`` (a ``/dev/std*`` or ``/dev/fd/N`` name), ``"device"``
+    (a device or FIFO) or ``"file"``; ``name`` is what messages call it.  Raises
+    :class:`OutputError` (on entering) for a directory, a read-only file or a directory that
+    does not exist, and (on leaving) for a file that could not be finished.
+    """
+
+    def __init__(self, path: str | None):
+        self.path = None if path in (None, "-") else path
+        self.name = "standard output" if self.path is None else self.path
+        self.fd, self.gzip, self._inner = None, False, None
+        self.real = self.path
+        if self.path is None:
+            self.kind = "stdout"
+            return
+        m = _FD_PATH.match(self.path)
+        if self.path in _STD_PATHS or m:
+            self.kind, self.fd = "fd", _STD_PATHS.get(self.path) if not m else int(m.group(1))
+            return
+        self.real = os.path.realpath(self.path)  # through symbolic links, to what they name
+        try:
+            st = os.stat(self.real)
+        except FileNotFoundError:
+            st = None
+        except OSError as e:
+            raise OutputError(f"{self.path}: cannot write: {e.strerror}") from None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise OutputError(f"{self.path}: is a directory; -o needs a file name")
+        self.kind = "file" if st is None or stat.S_ISREG(st.st_mode) else "device"
+        self._mode = None if st is None else st.st_mode & 0o7777
+        self.gzip = self.path.lower().endswith(".gz")
+        self.tmp, self.fh, self._inner = None, None, None
+
+    @property
+    def streams(self) -> bool:
+        """True for standard output, a descriptor or a device: written as it comes, with the
+        format chosen as for standard output when ``--format`` is not given."""
+        return self.kind != "file"
+
+    def is_terminal(self) -> bool:
+        """Whether the output is a terminal (for the default format and titles)."""
+        try:
+            if self.kind == "stdout":
+                return sys.stdout is not None and sys.stdout.isatty()
+            if self.kind == "fd":
+                return os.isatty(self.fd)
+            return self.kind == "device" and os.path.exists(self.real) and _isatty_path(self.real)
+        except (OSError, ValueError):
+            return False
+
+    def __enter__(self):
+        self.tmp = None
+        if self.kind == "stdout":
+            fh = sys.stdout
+            if fh is None:
+                raise OutputError("standard output is closed; name an output file with -o FILE")
+            if hasattr(fh, "reconfigure"):  # a lone surrogate from a JSON escape: written as \udXXX
+                fh.reconfigure(errors="backslashreplace")
+            self.fh = _Guarded(fh, self.name)
+            return self.fh
+        if self.kind == "fd":
+            try:
+                fd = os.dup(self.fd)
+            except OSError as e:
+                raise OutputError(f"{self.path}: cannot write: {e.strerror}") from None
+        elif self.kind == "device":
+            try:
+                fd = os.open(self.real, os.O_WRONLY)
+            except OSError as e:
+                raise OutputError(f"{self.path}: cannot write: {e.strerror}") from None
+        else:
+            fd = self._temp_file()
+        self.fh = _Sink(fd, self.name, self.gzip)
+        return self.fh
+
+    def _temp_file(self) -> int:
+        """A new temporary file beside the target, with the target's mode: its descriptor."""
+        import tempfile
+
+        if self._mode is not None and (not self._mode & 0o222 or not os.access(self.real, os.W_OK)):
+            raise OutputError(f"{self.path}: is read-only (mode {self._mode:04o}), not replaced; "
+                              "make it writable or choose another -o")
+        d = os.path.dirname(self.real)
+        if not os.path.isdir(d):
+            raise OutputError(f"{self.path}: no such directory: {d}")
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.real) + ".", suffix=".tmp", dir=d)
+        except OSError as e:
+            raise OutputError(f"{self.path}: cannot write here: {e.strerror}") from None
+        # mkstemp makes 0600: give the file the mode it had, or what the umask allows
+        mode = self._mode
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(self.tmp, mode)
+        return fd
+
+    def __exit__(self, exc_type, exc, tb):
+        if self.kind == "stdout":
+            if exc_type is None:
+                self.fh.flush()
+            return False
+        try:
+            self.fh.close(discard=exc_type is not None)
+            if self.tmp is not None and exc_type is None:
+                try:
+                    os.replace(self.tmp, self.real)
+                except OSError as e:
+                    raise OutputError(f"{self.name}: cannot write: {e.strerror}") from None
+        finally:
+            if self.tmp is not None and os.path.exists(self.tmp):
+                os.unlink(self.tmp)
+        return False
+
+
+class _Sink:
+    """A text file object over a descriptor: UTF-8 (a lone surrogate written as ``\\udXXX``),
+    gzip-compressed when asked, buffered here (64 KiB) and written with ``os.write``, so a
+    failed write leaves nothing behind to fail again.  Write errors are :class:`OutputError`
+    (a broken pipe stays ``BrokenPipeError``)."""
+
+    BUFFER = 1 << 16
+
+    def __init__(self, fd: int, name: str, gzip: bool = False):
+        import zlib
+
+        self.fd, self.name = fd, name
+        self._buf: list[bytes] = []
+        self._have = 0
+        self._z = zlib.compressobj(6, zlib.DEFLATED, 31) if gzip else None  # wbits 31: the gzip format
+        self.closed = False
+
+    def write(self, text: str) -> int:
+        data = text.encode("utf-8", "backslashreplace")
+        self._buf.append(data)
+        self._have += len(data)
+        if self._have >= self.BUFFER:
+            self._drain()
+        return len(text)
+
+    def _drain(self, final: bool = False) -> None:
+        data = b"".join(self._buf)
+        self._buf, self._have = [], 0
+        if self._z is not None:
+            data = self._z.compress(data) + (self._z.flush() if final else b"")
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self.fd, view):]
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OutputError(f"{self.name}: cannot write: {e.strerror or e}") from None
+
+    def flush(self) -> None:
+        if self._buf:
+            self._drain()
+
+    def isatty(self) -> bool:
+        try:
+            return os.isatty(self.fd)
+        except OSError:
+            return False
+
+    def close(self, discard: bool = False) -> None:
+        """Write what is left (the gzip trailer too) and close; with ``discard``, just close."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if not discard:
+                self._drain(final=True)
+        finally:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+
+
+def _isatty_path(path: str) -> bool:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        return os.isatty(fd)
+    finally:
+        os.close(fd)
