@@ -50,22 +50,23 @@ def pool_rows(files, input_format=None, text_field="abstract", title_field="titl
     ``warn(msg)`` with its file and line and left out.  Raises
     :class:`tagger.corpus.InputError` for a file that cannot be read.
     """
-    from ..corpus import detect_format, read_records, record_text_error
+    from ..readers import detect_format, read_records, record_text_error
+    from ..readers.fields import document
 
     for path in files:
         fmt = detect_format(path, input_format, sniff=True)
         for rec in read_records(path, fmt, text_field, id_field):
-            err = record_text_error(rec, text_field)
-            if err is None and not rec.fields[text_field].strip():
-                err = f"record {rec.n}: {text_field!r} is empty"
+            err = record_text_error(rec, text_field, title_field)
+            doc = None if err else document(rec.fields, text_field, title_field)
+            if doc is not None and doc.reason:
+                err = (f"record {rec.n}: {text_field!r} is empty" if doc.has_field
+                       else f"record {rec.n} has no {text_field!r} field")
             if err:
                 if warn:
                     warn(f"{path}:{rec.line}: {err}; left out")
                 continue
             f = rec.fields
-            title = f.get(title_field)
-            row = {"id": rec.id(id_field), "title": title if isinstance(title, str) else "",
-                   "abstract": f[text_field]}
+            row = {"id": rec.id(id_field), "title": doc.title, "abstract": doc.text}
             for k, v in f.items():
                 if k not in (text_field, title_field, id_field) and k not in row and k not in HIDDEN:
                     row[k] = v

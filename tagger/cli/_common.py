@@ -165,6 +165,15 @@ def default_format(out_format, inputs, target):
     return "text" if target.is_terminal() else "jsonl"
 
 
+def AtomicOutput(path):  # noqa: N802  (was a class; kept for the commands that use it)
+    """Where a command writes: ``path``, or standard output for None or ``-``
+    (:class:`tagger.writers.target.Target`: a file is replaced atomically, a device or FIFO
+    written into); a context manager giving a text file object."""
+    from ..writers.target import Target
+
+    return Target(path)
+
+
 def make_writer(fh, fmt, model, inputs, target, opts):
     """The :class:`~tagger.writers.Writer` of a command's output."""
     from ..writers import Writer
