@@ -83,9 +83,9 @@ def test_facet_and_threshold_options(tmp_path):
     ("binary", ["b.txt"], "b.txt:1: binary data"),
     ("latin1", ["l.txt"], "l.txt:1: not UTF-8 text"),
     ("badjson", ["j.jsonl"], "j.jsonl:2: invalid JSON"),
-    ("numberabstract", ["n.jsonl"], "n.jsonl:2: record 2: 'abstract' is a number, not text (1 record was written before it)"),
+    ("numberabstract", ["n.jsonl"], "n.jsonl:2: record 2: 'abstract' must be a string, not int (1 record was written before it)"),
     ("numberabstract", ["n.jsonl", "-o", "kept.jsonl"],
-     "n.jsonl:2: record 2: 'abstract' is a number, not text (kept.jsonl left as it was; 1 record had been tagged before it)"),
+     "n.jsonl:2: record 2: 'abstract' must be a string, not int (kept.jsonl left as it was; 1 record had been tagged before it)"),
     ("nofield", ["n.jsonl"], "n.jsonl: the field 'abstract' is in none of its 2 records (the fields there: 'text', 'id'); "
                              "name the field of abstracts with --text-field"),
     (None, ["x.txt", "--facet", "colour"], "unknown facet 'colour'"),
@@ -123,7 +123,7 @@ def test_on_error_skip_warns_and_counts(tmp_path):
     r = run("label", str(p), "-f", "tsv", "--on-error", "skip")
     assert r.exit_code == 0
     assert [line.split("\t")[0] for line in r.output.splitlines() if line.startswith("n:")] == ["n:1", "n:3"]
-    assert "n.jsonl:2: record 2: 'abstract' is an object, not text; skipped" in r.output
+    assert "n.jsonl:2: record 2: 'abstract' must be a string, not dict; skipped" in r.output
     assert "1 bad record skipped, 2 written" in r.output
 
 

@@ -239,7 +239,7 @@ def test_label_stream_in_workers_equals_in_process(shipped_model, corpus_records
     there = [(r.n, p) for r, p in labeling.label_stream(shipped_model, recs, on_error="skip", warn=warned.append, jobs=2,
                                                         batch_size=100)]
     assert here == there and len(here) == 599
-    assert warned == ["x.jsonl:6: record 6: 'abstract' is a number, not text; skipped"] * 2
+    assert warned == ["x.jsonl:6: record 6: 'abstract' must be a string, not int; skipped"] * 2
     for ex in labeling._POOL.values():
         ex.shutdown()
 

@@ -55,7 +55,10 @@ def text_fields(text_field: str = "abstract", title_field: str = "title") -> tup
 
 
 def _is_null(v) -> bool:
-    return v is None or (isinstance(v, float) and v != v)
+    """None, a float NaN (pandas, Parquet), or pandas' NA / NaT."""
+    if v is None or (isinstance(v, float) and v != v):
+        return True
+    return type(v).__name__ in ("NAType", "NaTType")
 
 
 def _kind(v) -> str:
@@ -93,9 +96,9 @@ def _text_of(v, name: str):
             return "\n\n".join(v), None
         if all(isinstance(x, dict) and isinstance(x.get("text"), str) for x in v):
             return "\n\n".join(x["text"] for x in v), None
-        return "", (f"{name!r} is a list of {', '.join(sorted({_kind(x) for x in v}))}, not text "
-                    "(strings, or sections with a 'text')")
-    return "", f"{name!r} is {_kind(v)}, not text"
+        kinds = ", ".join(sorted({type(x).__name__ for x in v}))
+        return "", f"{name!r} must be a string, a list of strings or of sections with a 'text', not a list of {kinds}"
+    return "", f"{name!r} must be a string, not {type(v).__name__}"
 
 
 def document(fields: dict, text_field: str = "abstract", title_field: str = "title") -> Document:
