@@ -15,7 +15,7 @@ change is judged against a baseline given the same chances.
 
 from __future__ import annotations
 
-from .metrics import decide, per_label, prf, ranking
+from .metrics import confused_pairs, decide, per_label, prf, ranking, threshold_curves
 from .training import (NUM_ROUNDS, fit, fitted_proba, label_matrix, out_of_fold_proba, stratified_folds,
                        tune_thresholds)
 from .text import document_text
@@ -107,7 +107,9 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     """k-fold cross-validation of the tagger (and optionally the LR baseline).
 
     Returns ``{"folds": k, "documents": n, "tagger": {"all": figures, "uniform": figures,
-    "per_label": [...], "thresholds_mean": {...}}, "baseline": {...} (if asked)}``; the
+    "per_label": [...], "thresholds_mean": {...}, "threshold_curves": {...}, "confusions": [...]},
+    "baseline": {...} (if asked)}`` (curves and confusions from the pooled out-of-fold scores, the
+    curves marked at ``thresholds_mean``); the
     ``uniform`` block covers only the rows whose ``sample`` is ``uniform`` (the uniform random
     arXiv sample), since rows found by search inflate the labels they were searched for.
     """
@@ -150,7 +152,16 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
             "per_label": per_label(Y, T[s], taxonomy.label_ids),
             "thresholds_mean": {lb: round(float(v / k), 4) for lb, v in zip(taxonomy.label_ids, th_sum[s])},
         }
+        _add_drawn(out[s], Y, P[s], T[s], out[s]["thresholds_mean"], taxonomy)
     return out
+
+
+def _add_drawn(block, Y, P, T, thresholds, taxonomy) -> None:
+    """What ``evaluate --html`` draws besides the figures, into a system's ``block``:
+    ``threshold_curves`` (:func:`~tagger.metrics.threshold_curves`) and ``confusions``
+    (:func:`~tagger.metrics.confused_pairs`)."""
+    block["threshold_curves"] = threshold_curves(Y, P, thresholds, taxonomy)
+    block["confusions"] = confused_pairs(Y, T, taxonomy)
 
 
 def evaluate_model(model, records, taxonomy) -> dict:
@@ -162,10 +173,12 @@ def evaluate_model(model, records, taxonomy) -> dict:
     P = model.predict_proba(texts)
     T = decide(P, dict(zip(model.labels, model.thresholds.tolist())), taxonomy)
     uniform = np.array([r.get("sample") == "uniform" for r in records])
-    return {"documents": len(records), "tagger": {
+    out = {"documents": len(records), "tagger": {
         "all": figures(Y, P, T, taxonomy),
         "uniform": figures(Y, P, T, taxonomy, uniform) if uniform.sum() > 1 else None,
         "per_label": per_label(Y, T, taxonomy.label_ids)}}
+    _add_drawn(out["tagger"], Y, P, T, dict(zip(model.labels, model.thresholds.tolist())), taxonomy)
+    return out
 
 
 def format_report(result: dict, taxonomy) -> str:

@@ -90,3 +90,61 @@ def per_label(Y, T, labels) -> list[dict]:
     return [{"label": lb, "support": int(support[j]), "tp": int(cm[j, 1, 1]), "fp": int(cm[j, 0, 1]),
              "fn": int(cm[j, 1, 0]), "precision": round(float(p[j]), 4), "recall": round(float(r[j]), 4),
              "f1": round(float(f[j]), 4)} for j, lb in enumerate(labels)]
+
+
+#: thresholds of the F1 curves: the grid ``tagger train`` tunes thresholds on (0.05..0.95 by 0.025)
+CURVE_GRID = tuple(round(0.05 + 0.025 * i, 3) for i in range(37))
+
+
+def _f1_columns(Y, T):
+    """F1 of every column of 0/1 ``Y``/``T`` (n, L), 0 where a column has no true positive."""
+    import numpy as np
+
+    y, t = Y.astype(bool), T.astype(bool)
+    tp, fp, fn = (y & t).sum(0), (~y & t).sum(0), (y & ~t).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(tp > 0, 2 * tp / (2 * tp + fp + fn), 0.0)
+
+
+def threshold_curves(Y, P, thresholds, taxonomy) -> dict:
+    """F1 of each label as its threshold moves over :data:`CURVE_GRID`, from probabilities
+    ``P`` (n, L) and hand tags ``Y`` (n, L) 0/1.
+
+    A label of an exclusive facet counts as predicted only where it is also its facet's most
+    probable label, as :func:`decide` applies it, so each point is the F1 that threshold would
+    give.  ``thresholds`` (dict by label id) is the chosen one, marked on the curve.  Returns
+    ``{"grid": [t, ...], "labels": {label: {"f1": [F1 per grid point], "threshold": t,
+    "f1_at_threshold": F1 at t}}}``, figures rounded to 4 places.
+    """
+    import numpy as np
+
+    labels = taxonomy.label_ids
+    top = decide(P, -1.0, taxonomy).astype(bool)  # threshold below every score: only the facet mask
+    f1 = np.column_stack([_f1_columns(Y, top & (P >= t)) for t in CURVE_GRID])  # (L, grid)
+    th = np.array([thresholds[lb] for lb in labels])
+    at = _f1_columns(Y, top & (P >= th))
+    return {"grid": list(CURVE_GRID), "labels": {
+        lb: {"f1": [round(float(v), 4) for v in f1[j]], "threshold": round(float(th[j]), 4),
+             "f1_at_threshold": round(float(at[j]), 4)} for j, lb in enumerate(labels)}}
+
+
+def confused_pairs(Y, T, taxonomy, top: int = 20) -> list[dict]:
+    """The label pairs of one facet most often confused: ``documents`` counts the rows where
+    ``predicted`` was given but not in the hand tags while ``gold`` was in the hand tags but
+    not given (``Y``/``T`` 0/1 (n, L)).  Pairs across facets are left out (a wrong modality
+    beside a missed contribution is two errors, not a confusion).  The ``top`` most frequent
+    pairs with at least one document, most first (ties by label order), as ``[{"predicted",
+    "gold", "documents"}]``.
+    """
+    import numpy as np
+
+    labels = taxonomy.label_ids
+    fp = (T.astype(bool) & ~Y.astype(bool)).astype(np.int64)
+    fn = (Y.astype(bool) & ~T.astype(bool)).astype(np.int64)
+    counts = fp.T @ fn  # (L, L): [a, b] = rows with a given wrongly and b missed
+    out = []
+    for f in taxonomy.facets:
+        cols = [labels.index(lb.id) for lb in f.labels]
+        out += [(int(counts[a, b]), a, b) for a in cols for b in cols if a != b and counts[a, b] > 0]
+    out.sort(key=lambda x: (-x[0], x[1], x[2]))
+    return [{"predicted": labels[a], "gold": labels[b], "documents": n} for n, a, b in out[:top]]

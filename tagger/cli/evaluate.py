@@ -20,9 +20,14 @@ from ._common import DEFAULT_CORPUS, exit_code, model_options, need_corpus, prog
 @click.option("--json", "json_out", metavar="FILE", help="Write all figures as JSON.")
 @click.option("--per-label", metavar="FILE", help="Write the per-label table (TSV).")
 @click.option("--card", metavar="DIR", help="Write the model card DIR/README.md from these figures.")
+@click.option("--html", "html_out", metavar="FILE",
+              help="Write the figures as one self-contained page (bars, threshold curves, confused pairs).")
+@click.option("--learning-curve", metavar="FILE",
+              help="A learning curve (JSON Lines, as benchmarks/learning_curve.py prints them) for --html and --json.")
 @model_options
 @exit_code
-def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, model, taxonomy):
+def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, html_out, learning_curve, model,
+             taxonomy):
     """Cross-validated precision, recall and F1 (micro, macro, samples), per facet and label."""
     import json
 
@@ -45,9 +50,17 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, mode
         tax = load_taxonomy(taxonomy_path(taxonomy))
     if card:
         Model.load(card, tax)  # fail now, not after the cross-validation
-    for out_path in (json_out, per_label):
+    for out_path in (json_out, per_label, html_out):
         if out_path and os.path.isdir(out_path):
             raise TaggerError(f"{out_path}: is a directory; give a file name")
+    if html_out:
+        from ._html import check_html_path
+
+        check_html_path(html_out)
+    if learning_curve:
+        from ..evaluation_html import load_learning_curve
+
+        curve = load_learning_curve(learning_curve)  # fail now, not after the cross-validation
     path = test_file or corpus
     need_corpus(path)
     problems = check_corpus(path, tax)
@@ -67,6 +80,8 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, mode
         finally:
             if bar:
                 bar.__exit__(None, None, None)
+    if learning_curve:
+        result["learning_curve"] = curve
     click.echo(format_report(result, tax), nl=False)
     if json_out:
         with open(json_out, "w", encoding="utf-8") as fh:
@@ -74,6 +89,11 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, mode
             fh.write("\n")
     if per_label:
         write_per_label(per_label, result["tagger"]["per_label"])
+    if html_out:
+        from ._html import write_html
+
+        write_html(html_out, result, tax, os.path.basename(path))
+        click.echo(f"evaluation page written to {html_out}")
     if card:
         from pathlib import Path
 
