@@ -131,13 +131,13 @@ def _shown(v):
 
 
 @pytest.fixture(scope="module")
-def evaluated(tmp_path_factory, corpus_records):
-    """``tagger evaluate --baseline --json --html --learning-curve`` on a 20th of the corpus
+def evaluated(tmp_path_factory, corpus_sample):
+    """``tagger evaluate --baseline --json --html --learning-curve`` on a 16th of the seeded corpus sample
     (2 folds, 10 boosting rounds): (json dict, page path)."""
     import tagger.evaluation as ev
 
     tmp = tmp_path_factory.mktemp("html")
-    corpus = write_jsonl(tmp / "c.jsonl", corpus_records[::20])
+    corpus = write_jsonl(tmp / "c.jsonl", corpus_sample[::16])
     quick = functools.partial(ev.cross_validate, inner_k=2, num_rounds=10)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(ev, "cross_validate", quick)
@@ -233,8 +233,8 @@ def test_page_shows_samples_eras_and_bib_eval_when_the_result_has_them(evaluated
     assert "bib-eval: 7 entries of real .bib files" in html and "Not known for this corpus" in html
 
 
-def test_test_file_page_without_baseline(tmp_path, corpus_records, small_model_dir):
-    test = write_jsonl(tmp_path / "t.jsonl", corpus_records[3::40])
+def test_test_file_page_without_baseline(tmp_path, corpus_sample, small_model_dir):
+    test = write_jsonl(tmp_path / "t.jsonl", corpus_sample[3::40])
     r = CliRunner().invoke(cli, ["evaluate", "--test", str(test), "--model", str(small_model_dir), "--json",
                                  str(tmp_path / "f.json"), "--html", str(tmp_path / "r.html")])
     assert r.exit_code == 0, r.output
