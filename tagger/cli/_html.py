@@ -1,5 +1,6 @@
 """Writing ``tagger evaluate --html``'s page: the path checked before the long part, the
-page written atomically."""
+page written as ``-o`` writes (:class:`tagger.writers.target.Target`: a file replaced
+atomically, a symbolic link kept, a FIFO or device written into)."""
 
 from __future__ import annotations
 
@@ -9,23 +10,20 @@ from ..errors import TaggerError
 from ._common import AtomicOutput
 
 
-def check_html_path(path: str) -> str:
-    """The file ``--html`` will replace (links followed), or TaggerError when it names
-    something that is not a regular file or a directory that does not exist."""
-    real = os.path.realpath(path)
-    if os.path.lexists(real) and not os.path.isfile(real):
-        raise TaggerError(f"{path}: not a regular file; --html writes a new file or replaces one")
-    d = os.path.dirname(real)
+def check_html_path(path: str) -> None:
+    """TaggerError now, before the cross-validation, for ``-`` (standard output carries the
+    report) or a path in a directory that does not exist."""
+    if path == "-":
+        raise TaggerError("--html -: standard output carries the text report; give the page a file name")
+    d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise TaggerError(f"{path}: no such directory: {d}")
-    return real
 
 
 def write_html(path: str, result: dict, taxonomy, title: str) -> None:
-    """Render ``result`` (:func:`tagger.evaluation_html.render_html`) and write it to
-    ``path`` atomically (a temporary file beside it, renamed on success)."""
+    """Render ``result`` (:func:`tagger.evaluation_html.render_html`) and write it to ``path``."""
     from ..evaluation_html import render_html
 
     page = render_html(result, taxonomy, title)
-    with AtomicOutput(check_html_path(path)) as fh:
+    with AtomicOutput(path) as fh:
         fh.write(page)
