@@ -27,11 +27,17 @@ from .batches import public, read_tagged
 
 class MergeConflict(TaggerError):
     """Ids whose hands gave different label sets and no adjudication settles; ``ids`` lists
-    them in order of first appearance."""
+    them in order of first appearance.  The message names the first :data:`SHOWN_IDS` of
+    them and how many more there are, so that it stays one readable line."""
+
+    #: how many of the ids the message names
+    SHOWN_IDS = 10
 
     def __init__(self, ids: list[str], files: list[str]):
         self.ids = ids
-        shown = ", ".join(ids)
+        shown = ", ".join(ids[:self.SHOWN_IDS])
+        if len(ids) > self.SHOWN_IDS:
+            shown += f" and {len(ids) - self.SHOWN_IDS} more"
         super().__init__(
             f"{len(ids)} id{'s' if len(ids) != 1 else ''} tagged with different labels in "
             f"{' and '.join(files) if len(files) <= 3 else 'different files'}, not settled by --adjudicated: "
