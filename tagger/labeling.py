@@ -105,7 +105,8 @@ class BatchJob:
             else:
                 failure = f"{rec.source}:{rec.line}: {err}"  # the records before it are still tagged
                 break
-        check = FieldCheck(records[0].source if records else source, first, len(records), fields)
+        readable = sum(1 for rec in records if rec.fields is not None and not rec.error)  # a skipped bad line
+        check = FieldCheck(records[0].source if records else source, first, readable, fields)  # is no record without the field
         todo = [d for _, d in good if d.reason is None]
         preds = []
         for k in range(0, len(todo), BATCH_SIZE):  # the model's batch size, whatever the task's
@@ -417,7 +418,8 @@ def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, bat
         first = next((i for i, r in enumerate(todo) if not r.error and document(r.fields, text_field, title_field).has_field),
                      None)
         fields = next((list(r.fields) for r in todo if not r.error), None)
-        check = FieldCheck(chunk[0].source, first if todo else 0, len(todo), fields)
+        readable = sum(1 for r in todo if not r.error)  # skipped bad lines are not records without the field
+        check = FieldCheck(chunk[0].source, first if todo else 0, readable, fields)
         for ready in watch.feed(check, out):
             yield from ready
     watch.finish()

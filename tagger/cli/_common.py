@@ -215,7 +215,8 @@ def stream(model, inputs, writer, opts, explain=0):
 
 def nothing_written(skipped: int) -> TaggerError:
     """The error of a run whose every record was skipped as bad (``--on-error skip``)."""
-    return TaggerError(f"no record written: all {plural(skipped, 'record')} read were bad and skipped")
+    what = "the one record read was" if skipped == 1 else f"all {skipped} records read were"
+    return TaggerError(f"no record written: {what} bad and skipped")
 
 
 def plural(n: int, word: str) -> str:
