@@ -94,7 +94,7 @@ def _bars(rows, metrics, systems) -> str:
     panel per ``metrics`` item ``(key, heading)``, one bar per system (tagger first)."""
     panel, bar_h, pad = BAR + 60, 11, 8
     name_w = max(150, 7 * max(len(r[0]) for r in rows) + 16)
-    row_h = bar_h * len(systems) + pad + 4
+    row_h = max(bar_h * len(systems) + pad + 4, 32)  # room for the name and its note
     W, top = name_w + panel * len(metrics), 22
     H = top + row_h * len(rows) + 16
     out = [f'<svg class="chart" width="{W}" height="{H}" data-scale="{BAR}" role="img">']
@@ -251,9 +251,15 @@ def render_html(result: dict, taxonomy, title: str = "") -> str:
              {s: (result[s]["all"][f], f"{s}/all/{f}") for s in systems}) for f in ["all"] + facets]
     H.append(_bars(rows, [("f1_micro", "micro-F1"), ("f1_macro", "macro-F1"), ("precision_micro", "precision (micro)"),
                           ("recall_micro", "recall (micro)")][: 2 if len(systems) > 1 else 4], systems))
-    H.append("<h2>By sample and era</h2><p class='note'>Rows found by search inflate the labels they were "
-             "searched for; the uniform random sample is the fairest estimate of what a reader of arXiv sees.</p>")
-    H.append(_bars(_parts(result, systems), [("f1_micro", "micro-F1"), ("f1_macro", "macro-F1")], systems))
+    H.append("<h2>By sample and era</h2>")
+    parts = _parts(result, systems)
+    if len(parts) == 1:
+        H.append("<p class='note'>This corpus has no <code>sample</code> or <code>year</code> field to split it by.</p>")
+    else:
+        H.append("<p class='note'>Each part of the corpus by its <code>sample</code> field, and by era from "
+                 "<code>year</code>" + ("; rows found by search inflate the labels they were searched for, so the uniform "
+                                        "random sample is the fairer estimate" if any(n == "sample: uniform" for n, *_ in parts)
+                                        else "") + ".</p>" + _bars(parts, [("f1_micro", "micro-F1"), ("f1_macro", "macro-F1")], systems))
     note = (result.get("bib_eval") or {}).get("note")
     if note:
         H.append(f"<p class='note'>{escape(note)}</p>")
@@ -291,7 +297,8 @@ def render_html(result: dict, taxonomy, title: str = "") -> str:
         H.append("<p class='note'>Cross-validated F1 on growing subsets of the corpus.</p>"
                  + _learning(result["learning_curve"], facets))
     else:
-        H.append("<p class='note'>Not known for this corpus: give <code>--learning-curve FILE</code> "
-                 "(<code>benchmarks/learning_curve.py</code> writes one).</p>")
+        H.append("<p class='note'>Not known for this corpus: give <code>--learning-curve FILE</code>, JSON Lines of "
+                 "<code>documents</code> and <code>f1_micro</code> (<code>benchmarks/learning_curve.py</code> writes "
+                 "them for the shipped corpus).</p>")
     H.append("</body></html>\n")
     return "\n".join(H)

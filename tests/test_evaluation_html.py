@@ -233,6 +233,11 @@ def test_page_shows_samples_eras_and_bib_eval_when_the_result_has_them(evaluated
     assert names[names.index("whole corpus"):][:5] == ["whole corpus", "sample: uniform", "sample: seed", "era: 2019 on",
                                                         "bib-eval (real .bib entries)"]
     assert "bib-eval: 7 entries of real .bib files" in html and "Not known for this corpus" in html
+    for s in ("tagger", "baseline"):  # a corpus without sample or year fields: said, not drawn
+        for part in ("samples", "eras", "bib_eval", "uniform"):
+            result[s].pop(part)
+    html = render_html(result, taxonomy, "x")
+    assert "no <code>sample</code> or <code>year</code> field" in html and "whole corpus" not in html
 
 
 def test_test_file_page_without_baseline(tmp_path, corpus_sample, small_model_dir):

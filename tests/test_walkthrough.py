@@ -96,6 +96,8 @@ def test_walkthrough(tmp_path):
     figures = [f"{float(x):.3f}" for x in row]  # all, platform, task, approach
     assert f"micro-F1 {figures[0]} over all labels" in prose
     assert f"platform {figures[1]}, task {figures[2]}, approach {figures[3]}" in prose
+    page = (work / "robotics-report.html").read_text(encoding="utf-8")
+    assert f'data-fig="tagger/all/all/f1_micro">{figures[0]}<' in page and "task:navigation" in page
     blocks = get("tagger label").strip().split("\n\n")
     assert len(blocks) == 20 and blocks[0].splitlines()[0] == "arxiv:1401.5224"
     kept = [ln.split("\t") for ln in get("tagger filter").splitlines()]
