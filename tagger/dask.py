@@ -1,0 +1,152 @@
+"""Tagging a Dask DataFrame or bag, partition by partition, on any Dask scheduler.
+
+>>> import dask.dataframe as dd, tagger.dask
+>>> ddf = dd.read_parquet("works/")                                       # doctest: +SKIP
+>>> tagged = tagger.dask.tag(ddf, text="abstract", title="title")         # lazy, as ever
+>>> tagged.to_parquet("tagged/")                                          # doctest: +SKIP
+
+Each worker process loads the model once, the first time one of its tasks needs it, and
+keeps it (:func:`worker_tagger`); a task carries only the model's path and the options
+(:class:`TagSpec`, a few hundred bytes), never the model.  Where the model comes from:
+``model=None`` uses each worker's own packaged model (the tagger installed there), checked
+against the client's by a hash of its manifest, so a cluster with another tagger version is
+an error rather than other tags; ``model=DIR`` a directory every worker can read (a shared
+file system), or ``$TAGGER_MODEL`` set on the client.  Needs ``pip install 'tagger[dask]'``.
+
+The tags are those of :meth:`tagger.api.Tagger.tag_frame` (and so of ``tagger label``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+
+from .errors import TaggerError
+
+_LOCK = threading.Lock()
+_TAGGERS: dict = {}  # (model, taxonomy) -> Tagger, one per worker process
+_LOADS = [0]
+
+
+@dataclass(frozen=True)
+class TagSpec:
+    """What a task needs to tag a partition: ``model`` (a directory, or None: the worker's
+    packaged model), ``taxonomy`` (a file, or None), ``model_id`` (hash of the client's
+    ``manifest.json``, or None: not checked), the field names ``text``/``title`` and the
+    options of :meth:`tagger.api.Tagger.tag` (``facets`` a tuple, ``thresholds`` a float or
+    a tuple of (label, float) pairs)."""
+
+    model: str | None = None
+    taxonomy: str | None = None
+    model_id: str | None = None
+    text: str = "abstract"
+    title: str = "title"
+    facets: tuple | None = None
+    thresholds: object = None
+    min_words: int | None = None
+
+    def tag_kw(self) -> dict:
+        th = dict(self.thresholds) if isinstance(self.thresholds, tuple) else self.thresholds
+        return dict(text=self.text, title=self.title, facets=list(self.facets) if self.facets else None,
+                    thresholds=th, min_words=self.min_words)
+
+
+def manifest_id(model_dir) -> str | None:
+    """sha256 (hex) of ``model_dir/manifest.json``, None when it cannot be read here."""
+    from pathlib import Path
+
+    try:
+        return hashlib.sha256((Path(model_dir) / "manifest.json").read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def make_spec(model=None, taxonomy=None, *, text="abstract", title="title", facets=None, thresholds=None,
+              min_words=None) -> TagSpec:
+    """The :class:`TagSpec` of these options, made on the client: the model is resolved as
+    :func:`tagger.load` resolves it, and its options checked there (an unknown facet or
+    label raises TaggerError before any task runs)."""
+    import os
+
+    from .api import load
+    from .resources import model_dir
+
+    chosen = model if model is not None else os.environ.get("TAGGER_MODEL")
+    path = model_dir(None if chosen is None else str(chosen))
+    mid = manifest_id(path)
+    if mid is not None:  # the client has the model: check the options against it
+        t = load(path, taxonomy)
+        facets = t.check_facets(facets)
+        t.model.threshold_vector(thresholds)
+    th = tuple(sorted(thresholds.items())) if isinstance(thresholds, dict) else thresholds
+    return TagSpec(None if chosen is None else str(path), None if taxonomy is None else str(taxonomy), mid,
+                   text, title, tuple(facets) if facets else None, th, min_words)
+
+
+def worker_tagger(spec: TagSpec):
+    """This process's :class:`~tagger.api.Tagger` for ``spec``: loaded on first use, then
+    kept (one load per worker process, whatever the number of tasks or threads).  Raises
+    TaggerError when the model differs from the client's (``spec.model_id``)."""
+    key = (spec.model, spec.taxonomy)
+    with _LOCK:
+        t = _TAGGERS.get(key)
+        if t is None:
+            from .api import load
+
+            t = load(spec.model, spec.taxonomy)
+            _LOADS[0] += 1
+            _TAGGERS[key] = t
+    if spec.model_id is not None and manifest_id(t.model.path) != spec.model_id:
+        import socket
+
+        raise TaggerError(f"the model on worker {socket.gethostname()} ({t.model.path}) is not the client's: "
+                          "install the same tagger there, or pass model=/--model a directory every worker reads")
+    return t
+
+
+def loads() -> int:
+    """How many times this process has loaded a model (for tests: ``client.run(loads)``)."""
+    return _LOADS[0]
+
+
+def _tag_frame_partition(df, spec: TagSpec):
+    return worker_tagger(spec).tag_frame(df, **spec.tag_kw())
+
+
+def _tag_records_partition(records, spec: TagSpec):
+    kw = spec.tag_kw()
+    return list(worker_tagger(spec).tag_records(records, **kw))
+
+
+def tag(ddf, *, text="abstract", title="title", model=None, taxonomy=None, facets=None, thresholds=None,
+        min_words=None):
+    """``ddf`` (a ``dask.dataframe.DataFrame``) with the columns ``tags`` (list of label ids),
+    ``scores`` (dict) and ``reason`` (str or None) added, lazily, partition by partition:
+    same partitions, index and columns, as :meth:`tagger.api.Tagger.tag_frame` gives for
+    each.  ``model``/``taxonomy``: as :func:`tagger.load` (module docstring: where the model
+    comes from); the other arguments as :meth:`~tagger.api.Tagger.tag`.  Raises TaggerError
+    at once when ``text`` is not a column, or for an unknown facet or label; errors in a
+    partition's records are raised when it is computed.
+    """
+    import pandas as pd
+
+    if text not in ddf.columns:
+        have = ", ".join(repr(c) for c in list(ddf.columns)[:20]) or "none"
+        raise TaggerError(f"no column {text!r} in the frame (its columns: {have})")
+    spec = make_spec(model, taxonomy, text=text, title=title, facets=facets, thresholds=thresholds,
+                     min_words=min_words)
+    meta = ddf._meta.copy()
+    for name in ("tags", "scores", "reason"):
+        meta[name] = pd.Series([], index=meta.index, dtype=object)
+    return ddf.map_partitions(_tag_frame_partition, spec, meta=meta)
+
+
+def tag_bag(bag, *, text="abstract", title="title", model=None, taxonomy=None, facets=None, thresholds=None,
+            min_words=None):
+    """A ``dask.bag.Bag`` of record dicts, tagged: each record becomes a new dict with
+    ``tags``, ``scores`` and ``reason`` added (as :meth:`tagger.api.Tagger.tag_records`),
+    lazily, partition by partition.  Arguments as :func:`tag`."""
+    spec = make_spec(model, taxonomy, text=text, title=title, facets=facets, thresholds=thresholds,
+                     min_words=min_words)
+    return bag.map_partitions(_tag_records_partition, spec)

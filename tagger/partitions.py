@@ -1,0 +1,212 @@
+"""``tagger label --dask ADDRESS INPUT_GLOB -o OUTPUT_DIR/``: a partitioned dataset tagged on
+a Dask cluster, one task per input partition (file).
+
+- Inputs: JSON Lines (``.jsonl``, ``.ndjson``, either ``.gz``) and Parquet (``.parquet``)
+  files, named by glob patterns the client expands; every worker must read them at the same
+  paths (a shared file system).
+- Each partition is written to ``OUTPUT_DIR/<its file name>``, in its own format, by the
+  worker that tags it, exactly as ``tagger label FILE -f jsonl`` (or ``-o x.parquet``)
+  writes it: first to a temporary file beside it (``.<name>.<random>.tmp``), renamed into
+  place when complete.  So a partition's output exists only when it is whole, and a rerun
+  skips the partitions whose output exists and redoes the others (a temporary file left by
+  a run cut short is removed then).
+- The model is loaded once per worker process (:func:`tagger.dask.worker_tagger`).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass
+
+from .errors import TaggerError
+
+#: partition formats by the end of the file name
+SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", ".ndjson.gz": "jsonl",
+            ".parquet": "parquet"}
+
+
+def partition_format(path: str) -> str:
+    """``"jsonl"`` or ``"parquet"`` by ``path``'s extension; TaggerError for another."""
+    low = path.lower()
+    for suffix in sorted(SUFFIXES, key=len, reverse=True):
+        if low.endswith(suffix):
+            return SUFFIXES[suffix]
+    raise TaggerError(f"{path}: --dask reads partitions of JSON Lines (.jsonl, .jsonl.gz, .ndjson) or "
+                      "Parquet (.parquet), not this kind of file")
+
+
+def plan(patterns, out_dir: str) -> list[tuple[str, str]]:
+    """``[(input file, output file)]`` for the glob ``patterns`` (each a pattern or a file
+    name), inputs sorted and made absolute, outputs ``out_dir/<input's name>``.
+
+    Raises TaggerError for a pattern that matches no file, a file of another format, or two
+    inputs of the same name (their outputs would collide)."""
+    files = []
+    for pat in patterns:
+        found = sorted(glob.glob(pat)) if glob.has_magic(pat) else ([pat] if os.path.exists(pat) else [])
+        found = [f for f in found if os.path.isfile(f)]
+        if not found:
+            raise TaggerError(f"{pat}: no such file (or no file matches; quote the pattern)")
+        files += [os.path.abspath(f) for f in found]
+    files = list(dict.fromkeys(files))
+    by_name: dict = {}
+    for f in files:
+        partition_format(f)
+        name = os.path.basename(f)
+        if name in by_name:
+            raise TaggerError(f"{by_name[name]} and {f}: two partitions named {name}; "
+                              "their outputs in one directory would collide")
+        by_name[name] = f
+    out_dir = os.path.abspath(out_dir)
+    return [(f, os.path.join(out_dir, os.path.basename(f))) for f in files]
+
+
+@dataclass(frozen=True)
+class PartitionJob:
+    """The options of ``tagger label`` a worker needs: the :class:`~tagger.dask.TagSpec`,
+    ``id_field``, ``on_error`` and ``explain`` (n-grams per tag, 0 for none)."""
+
+    spec: object
+    id_field: str = "id"
+    on_error: str = "fail"
+    explain: int = 0
+
+
+def tag_partition(src: str, dst: str, job: PartitionJob) -> tuple[int, list[str]]:
+    """Tag the partition ``src`` into ``dst`` atomically (runs on a worker); returns
+    ``(records written, warnings)``.  Raises TaggerError (InputError) for bad input, and
+    then ``dst`` is not written."""
+    from .dask import worker_tagger
+
+    tagger = worker_tagger(job.spec)
+    _remove_leftovers(dst)
+    fmt = partition_format(src)
+    if fmt == "parquet":
+        from .parquet import tag_parquet
+
+        return tag_parquet(tagger, src, dst, job)
+    return _tag_jsonl(tagger, src, dst, job)
+
+
+def _remove_leftovers(dst: str) -> None:
+    """Temporary files of ``dst`` left by a run cut short."""
+    d, name = os.path.split(dst)
+    for f in glob.glob(os.path.join(glob.escape(d), "." + glob.escape(name) + ".*.tmp")):
+        try:
+            os.unlink(f)
+        except OSError:
+            pass
+
+
+class AtomicFile:
+    """A binary file written at a temporary name beside ``path``, renamed onto it by
+    :meth:`commit`; :meth:`abort` removes it.  ``fh``: the open binary file."""
+
+    def __init__(self, path: str):
+        import tempfile
+
+        d = os.path.dirname(path)
+        try:
+            fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
+        except OSError as e:
+            raise TaggerError(f"{path}: cannot write here: {e.strerror}") from None
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self.tmp, 0o666 & ~umask)
+        self.path, self.fh = path, os.fdopen(fd, "wb")
+
+    def commit(self) -> None:
+        try:
+            self.fh.close()
+            os.replace(self.tmp, self.path)
+        except OSError as e:
+            self.abort()
+            raise TaggerError(f"{self.path}: cannot write: {e.strerror}") from None
+
+    def abort(self) -> None:
+        self.fh.close()
+        if os.path.exists(self.tmp):
+            os.unlink(self.tmp)
+
+
+def _tag_jsonl(tagger, src: str, dst: str, job: PartitionJob):
+    import gzip
+    import io
+
+    from .labeling import read_batches, render_stream
+    from .output import Renderer
+
+    spec, warnings = job.spec, []
+    kw = spec.tag_kw()
+    out = AtomicFile(dst)
+    try:
+        raw = gzip.GzipFile(filename="", mode="wb", fileobj=out.fh, mtime=0) if dst.lower().endswith(".gz") else out.fh
+        fh = io.TextIOWrapper(raw, encoding="utf-8", newline="", errors="backslashreplace")
+        n = 0
+        for text, k in render_stream(tagger.model, read_batches(src, "jsonl", kw["text"], job.id_field),
+                                     Renderer("jsonl", tagger.model.facets, job.id_field),
+                                     text_field=kw["text"], title_field=kw["title"], thresholds=kw["thresholds"],
+                                     facets=kw["facets"], min_words=kw["min_words"], explain=job.explain,
+                                     on_error=job.on_error, warn=warnings.append):
+            fh.write(text)
+            n += k
+        fh.flush()
+        fh.detach()
+        if raw is not out.fh:
+            raw.close()
+    except BaseException:
+        out.abort()
+        raise
+    out.commit()
+    return n, warnings
+
+
+def run(address: str, patterns, out_dir: str, job: PartitionJob, echo) -> int:
+    """Tag the partitions of ``patterns`` into ``out_dir`` on the Dask scheduler at
+    ``address`` (``tcp://host:8786``); ``echo(line)`` reports on stderr.  Partitions whose
+    output exists are skipped.  Returns the exit status: 0, or 2 when a partition failed
+    (each failure reported; the others are written).  Raises TaggerError when the
+    scheduler cannot be reached or the inputs are wrong."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise TaggerError(f"{out_dir}: not a directory (with --dask, -o names the output directory)")
+    todo = plan(patterns, out_dir)
+    os.makedirs(out_dir, exist_ok=True)
+    done = [p for p in todo if os.path.exists(p[1])]
+    todo = [p for p in todo if not os.path.exists(p[1])]
+    if done:
+        echo(f"tagger: {_n(len(done), 'partition')} already complete, skipped")
+    if not todo:
+        return 0
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise TaggerError("--dask needs Dask: pip install 'tagger[dask]'") from None
+    try:
+        client = Client(address, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as e:
+        raise TaggerError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+    failed, written = 0, 0
+    try:
+        futures = {client.submit(tag_partition, src, dst, job, pure=False, key=f"tagger-{os.path.basename(src)}-"
+                                 f"{os.urandom(4).hex()}"): src for src, dst in todo}
+        for fut in as_completed(futures):
+            src = futures[fut]
+            try:
+                n, warnings = fut.result()
+            except TaggerError as e:
+                failed += 1
+                echo(f"tagger: error: {e} ({os.path.basename(src)} not written)")
+                continue
+            for w in warnings:
+                echo(f"tagger: warning: {w}")
+            written += n
+    finally:
+        client.close()
+    echo(f"tagger: {_n(len(todo) - failed, 'partition')} tagged ({_n(written, 'record')}) into {out_dir}"
+         + (f"; {failed} failed (rerun to redo them)" if failed else ""))
+    return 2 if failed else 0
+
+
+def _n(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
