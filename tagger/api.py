@@ -165,22 +165,24 @@ class Tagger:
         return out
 
     # -- the shared path ------------------------------------------------------------------
-    def _predict(self, rows, text, title, facets, thresholds, min_words):
-        """``(fields, Prediction)`` per dict of ``rows``, through ``label_stream``."""
+    def _predict(self, rows, text, title, facets, thresholds, min_words, *, source=None, start=1):
+        """``(fields, Prediction)`` per dict of ``rows``, through ``label_stream``; the
+        records are numbered from ``start``, and an error names ``source`` (a file) and the
+        record's number, or, without ``source``, the number alone."""
         from .corpus import InputError, Record
         from .labeling import batched, label_stream
         from .model import Prediction
 
         facets = self.check_facets(facets)
         self.model.threshold_vector(thresholds)  # a bad threshold is an error before any record
-        n = 0
+        n, src = start - 1, source or _SOURCE
         for chunk in batched(rows, BATCH_SIZE):
             recs, todo = [], []
             for fields in chunk:
                 n += 1
                 if not isinstance(fields, dict):
                     raise TaggerError(f"record {n}: a {type(fields).__name__}, not a dict of fields")
-                rec = Record(fields, n, n, _SOURCE, str(n))
+                rec = Record(fields, n, n, src, str(n))
                 recs.append(rec)
                 v = fields.get(text)
                 if not (_is_null(v) or (isinstance(v, str) and not v.strip())):

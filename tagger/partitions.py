@@ -85,7 +85,14 @@ def tag_partition(src: str, dst: str, job: PartitionJob) -> tuple[int, list[str]
     if fmt == "parquet":
         from .parquet import tag_parquet
 
-        return tag_parquet(tagger, src, dst, job)
+        out = AtomicFile(dst)
+        try:
+            n = tag_parquet(tagger, src, out.fh, **job.spec.tag_kw())
+        except BaseException:
+            out.abort()
+            raise
+        out.commit()
+        return n, []
     return _tag_jsonl(tagger, src, dst, job)
 
 

@@ -195,3 +195,23 @@ def test_cli_dask_usage_errors(data, tmp_path):
     (tmp_path / "a.csv").write_text("abstract\nx\n")
     r = run_cli("--dask", "tcp://127.0.0.1:1", str(tmp_path / "a.csv"), "-o", str(tmp_path / "o2"))
     assert r.exit_code == 2 and "not this kind of file" in r.output
+
+
+def test_cli_dask_parquet_partitions(client, data, tmp_path):
+    d, whole = data
+    out = tmp_path / "out"
+    r = run_cli("--dask", client.scheduler.address, str(d / "parquet" / "*.parquet"), "-o", f"{out}/")
+    assert r.exit_code == 0, r.output
+    names = sorted(os.listdir(out))
+    assert names == [f"part-{k}.parquet" for k in range(N_PARTS)]
+    table = pa.concat_tables([pq.read_table(out / n) for n in names])
+    assert table.schema.names == ["id", "title", "abstract", "year", "tags", "scores", "reason"]
+    scores = table.schema.field("scores").type
+    assert pa.types.is_map(scores) and scores.key_type == pa.string() and scores.item_type == pa.float64()
+    assert table.schema.field("tags").type == pa.list_(pa.string()) and table.schema.field("reason").nullable
+    rows = table.to_pylist()
+    expected = [json.loads(line) for line in whole.splitlines()]
+    assert [(r["id"], r["tags"], dict(r["scores"]), r["reason"]) for r in rows] == [
+        (e["id"], e["tags"], e["scores"], e.get("reason")) for e in expected]
+    r = run_cli("--dask", client.scheduler.address, str(d / "parquet" / "*.parquet"), "-o", f"{out}/")
+    assert r.exit_code == 0 and "4 partitions already complete, skipped" in r.output

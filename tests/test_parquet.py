@@ -1,0 +1,155 @@
+"""tagger.parquet: Parquet to Parquet by batches (every column kept, types and all), Parquet
+rows as records, and records to Parquet with a schema fixed by the first batch."""
+
+import datetime
+import decimal
+import io
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tagger
+from tagger import parquet as tp
+from tagger.corpus import Record
+from tagger.errors import TaggerError
+from tagger.model import Prediction
+
+from conftest import ROOT
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+@pytest.fixture(scope="module")
+def t():
+    return tagger.load(ROOT / "models")
+
+
+@pytest.fixture(scope="module")
+def rows(corpus_records):
+    return [{"id": r["id"], "title": r.get("title", ""), "abstract": r["abstract"]} for r in corpus_records[:300:6]]
+
+
+def test_tag_parquet_keeps_every_column(t, rows, tmp_path, monkeypatch):
+    monkeypatch.setattr(tp, "BATCH_ROWS", 16)
+    monkeypatch.setattr(tp, "ROW_GROUP_ROWS", 20)
+    n = len(rows)
+    abstracts = [r["abstract"] for r in rows]
+    abstracts[2], abstracts[3] = None, float("nan")
+    table = pa.table({
+        "id": [r["id"] for r in rows],
+        "abstract": pa.array(abstracts, from_pandas=True),  # NaN -> null, as pandas writes it
+        "title": [r["title"] for r in rows],
+        "when": pa.array([datetime.datetime(2020, 1, 1 + i % 28) for i in range(n)], pa.timestamp("ms")),
+        "price": pa.array([decimal.Decimal("1.25")] * n, pa.decimal128(5, 2)),
+        "authors": [[{"name": "A", "orcid": None}]] * n,
+        "tags": [["old"]] * n,  # replaced
+    })
+    pq.write_table(table, tmp_path / "in.parquet", row_group_size=25)
+    buf = io.BytesIO()
+    assert tp.tag_parquet(t, str(tmp_path / "in.parquet"), buf) == n
+    out = pq.read_table(io.BytesIO(buf.getvalue()))
+    f = pq.ParquetFile(io.BytesIO(buf.getvalue()))
+    assert f.metadata.num_row_groups == 3  # 20-row groups of 16-row batches: 32, 32, 2 rows
+    assert out.schema.names == ["id", "abstract", "title", "when", "price", "authors", "tags", "scores", "reason"]
+    for name in ("id", "abstract", "title", "when", "price", "authors"):
+        assert out.schema.field(name).type == table.schema.field(name).type
+        assert out.column(name).equals(table.column(name))
+    texts = [a if isinstance(a, str) else None for a in abstracts]
+    want = t.tag(texts, [r["title"] for r in rows])
+    got = out.select(["tags", "scores", "reason"]).to_pylist()
+    assert [(g["tags"], dict(g["scores"]), g["reason"]) for g in got] == [(p.tags, p.scores, p.reason) for p in want]
+    assert got[2]["reason"] == got[3]["reason"] == "no abstract" and got[2]["tags"] == []
+    assert sum(bool(g["tags"]) for g in got) >= n - 5
+
+
+def test_tag_parquet_errors(t, tmp_path):
+    pq.write_table(pa.table({"summary": ["x"]}), tmp_path / "a.parquet")
+    with pytest.raises(TaggerError, match=r"a.parquet: no column 'abstract' \(its columns: 'summary'\)"):
+        tp.tag_parquet(t, str(tmp_path / "a.parquet"), io.BytesIO())
+    (tmp_path / "b.parquet").write_text("not parquet")
+    with pytest.raises(TaggerError, match="b.parquet: not a Parquet file"):
+        tp.tag_parquet(t, str(tmp_path / "b.parquet"), io.BytesIO())
+    with pytest.raises(TaggerError, match="c.parquet: no such file"):
+        tp.tag_parquet(t, str(tmp_path / "c.parquet"), io.BytesIO())
+    pq.write_table(pa.table({"abstract": [1, 2]}), tmp_path / "e.parquet")
+    with pytest.raises(TaggerError, match=r"e.parquet:1: record 1: 'abstract' must be a string, not int"):
+        tp.tag_parquet(t, str(tmp_path / "e.parquet"), io.BytesIO())
+
+
+def test_reader_gives_json_values(tmp_path):
+    pq.write_table(pa.table({
+        "id": ["a", "b"], "abstract": ["x", None],
+        "day": pa.array([datetime.date(2024, 5, 1), None], pa.date32()),
+        "cost": pa.array([decimal.Decimal("3.10"), None], pa.decimal128(4, 2)),
+        "blob": [b"\x00\x01", None],
+        "m": pa.array([[("k", 1.5)], None], pa.map_(pa.string(), pa.float64())),
+        "nested": [{"x": [1, 2]}, None]}), tmp_path / "w.parquet")
+    recs = list(tp.reader(str(tmp_path / "w.parquet")))
+    assert [(r.n, r.line, r.default_id) for r in recs] == [(1, 1, "w:1"), (2, 2, "w:2")]
+    assert recs[0].fields == {"id": "a", "abstract": "x", "day": "2024-05-01", "cost": "3.10", "blob": "AAE=",
+                              "m": {"k": 1.5}, "nested": {"x": [1, 2]}}
+    assert recs[1].fields == {"id": "b", "abstract": None, "day": None, "cost": None, "blob": None, "m": None,
+                              "nested": None}
+
+
+def rec(fields, n):
+    return Record(fields, n, n, "in.jsonl", f"in:{n}")
+
+
+def test_record_writer_schema_fixed_by_first_batch():
+    buf = io.BytesIO()
+    w = tp.RecordWriter(buf, rows_per_group=2)
+    w.write(rec({"id": "a", "year": 2020, "tags": ["x"]}, 1), Prediction(["m:a"], {"m:a": 0.9}))
+    w.write(rec({"id": "b", "year": None}, 2), Prediction([], {}, "no abstract"))
+    w.write(rec({"id": "c"}, 3), Prediction(["m:b"], {"m:b": 0.5}))
+    w.close()
+    out = pq.read_table(io.BytesIO(buf.getvalue()))
+    assert out.schema.names == ["id", "year", "tags", "scores", "reason"]
+    assert out.schema.field("year").type == pa.int64()
+    assert [(r["id"], r["year"], r["tags"], r["scores"], r["reason"]) for r in out.to_pylist()] == [
+        ("a", 2020, ["m:a"], [("m:a", 0.9)], None), ("b", None, [], [], "no abstract"),
+        ("c", None, ["m:b"], [("m:b", 0.5)], None)]
+    w = tp.RecordWriter(io.BytesIO(), rows_per_group=2)
+    for i in range(2):
+        w.write(rec({"id": str(i)}, i + 1), Prediction([], {}))
+    with pytest.raises(TaggerError, match=r"in.jsonl:3: field 'doi' is not in the Parquet schema, which the first 2 "
+                                          r"records fixed \(id, tags, scores, reason\)"):
+        w.write(rec({"id": "x", "doi": "10.1/x"}, 3), Prediction([], {}))
+        w.write(rec({"id": "y"}, 4), Prediction([], {}))
+    w = tp.RecordWriter(io.BytesIO(), rows_per_group=1)
+    w.write(rec({"year": 2020}, 1), Prediction([], {}))
+    with pytest.raises(TaggerError, match=r"in.jsonl:2: field 'year' holds '2020a', which does not fit its Parquet "
+                                          r"type int64"):
+        w.write(rec({"year": "2020a"}, 2), Prediction([], {}))
+
+
+def test_record_writer_no_records():
+    buf = io.BytesIO()
+    w = tp.RecordWriter(buf)
+    w.close()
+    out = pq.read_table(io.BytesIO(buf.getvalue()))
+    assert out.num_rows == 0 and out.schema.names == ["tags", "scores", "reason"]
+
+
+values = st.one_of(st.none(), st.integers(-2**40, 2**40))
+texts = st.one_of(st.none(), st.text(max_size=20))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.tuples(st.text(max_size=20), st.integers(-2**40, 2**40)), st.lists(st.tuples(texts, values), max_size=30),
+       st.integers(1, 7))
+def test_record_writer_round_trip(first, rest, per_group):
+    pairs = [first] + rest  # the first record's values fix the columns' types
+    buf = io.BytesIO()
+    w = tp.RecordWriter(buf, rows_per_group=per_group)
+    preds = []
+    for i, (s, v) in enumerate(pairs):
+        p = Prediction([f"f:{i}"], {f"f:{i}": i / 100}) if i % 2 else Prediction([], {}, "no abstract")
+        preds.append(p)
+        w.write(rec({"s": s, "v": v}, i + 1), p)
+    w.close()
+    got = pq.read_table(io.BytesIO(buf.getvalue())).to_pylist()
+    assert [(g["s"], g["v"], g["tags"], dict(g["scores"]), g["reason"]) for g in got] == [
+        (s, v, p.tags, p.scores, p.reason) for (s, v), p in zip(pairs, preds)]
