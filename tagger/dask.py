@@ -27,6 +27,7 @@ from .errors import TaggerError
 _LOCK = threading.Lock()
 _TAGGERS: dict = {}  # (model, taxonomy) -> Tagger, one per worker process
 _LOADS = [0]
+_LOAD_SECONDS: list = []  # wall time of each load in this process (imports included)
 
 
 @dataclass(frozen=True)
@@ -92,9 +93,13 @@ def worker_tagger(spec: TagSpec):
     with _LOCK:
         t = _TAGGERS.get(key)
         if t is None:
+            import time
+
             from .api import load
 
+            t0 = time.perf_counter()
             t = load(spec.model, spec.taxonomy)
+            _LOAD_SECONDS.append(time.perf_counter() - t0)
             _LOADS[0] += 1
             _TAGGERS[key] = t
     if spec.model_id is not None and manifest_id(t.model.path) != spec.model_id:
@@ -108,6 +113,12 @@ def worker_tagger(spec: TagSpec):
 def loads() -> int:
     """How many times this process has loaded a model (for tests: ``client.run(loads)``)."""
     return _LOADS[0]
+
+
+def load_seconds() -> list[float]:
+    """Wall time of each model load in this process, in seconds, the imports it made
+    included (for benchmarks: ``client.run(load_seconds)``)."""
+    return list(_LOAD_SECONDS)
 
 
 def _tag_frame_partition(df, spec: TagSpec):

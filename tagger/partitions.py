@@ -4,7 +4,8 @@ a Dask cluster, one task per input partition (file).
 - Inputs: JSON Lines (``.jsonl``, ``.ndjson``, either ``.gz``) and Parquet (``.parquet``)
   files, named by glob patterns the client expands; every worker must read them at the same
   paths (a shared file system).
-- Each partition is written to ``OUTPUT_DIR/<its file name>``, in its own format, by the
+- Each partition is written to ``OUTPUT_DIR/<its name>`` (its path below the inputs' common
+  directory, :func:`plan`), in its own format, by the
   worker that tags it, exactly as ``tagger label FILE -f jsonl`` (or ``-o x.parquet``)
   writes it: first to a temporary file beside it (``.<name>.<random>.tmp``), renamed into
   place when complete.  So a partition's output exists only when it is whole, and a rerun
@@ -23,7 +24,7 @@ from .errors import TaggerError
 
 #: partition formats by the end of the file name
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", ".ndjson.gz": "jsonl",
-            ".parquet": "parquet"}
+            ".json.gz": "jsonl", ".gz": "jsonl", ".parquet": "parquet"}
 
 
 def partition_format(path: str) -> str:
@@ -32,16 +33,18 @@ def partition_format(path: str) -> str:
     for suffix in sorted(SUFFIXES, key=len, reverse=True):
         if low.endswith(suffix):
             return SUFFIXES[suffix]
-    raise TaggerError(f"{path}: --dask reads partitions of JSON Lines (.jsonl, .jsonl.gz, .ndjson) or "
-                      "Parquet (.parquet), not this kind of file")
+    raise TaggerError(f"{path}: --dask reads partitions of JSON Lines (.jsonl, .ndjson, .gz of those or "
+                      "any .gz, as OpenAlex names them) or Parquet (.parquet), not this kind of file")
 
 
 def plan(patterns, out_dir: str) -> list[tuple[str, str]]:
     """``[(input file, output file)]`` for the glob ``patterns`` (each a pattern or a file
-    name), inputs sorted and made absolute, outputs ``out_dir/<input's name>``.
+    name), inputs sorted and made absolute; each output is ``out_dir`` joined with the
+    input's path below the inputs' common directory (``works/d=1/part_0.gz`` and
+    ``works/d=2/part_0.gz`` give ``OUT/d=1/part_0.gz`` and ``OUT/d=2/part_0.gz``; files of
+    one directory keep their names).
 
-    Raises TaggerError for a pattern that matches no file, a file of another format, or two
-    inputs of the same name (their outputs would collide)."""
+    Raises TaggerError for a pattern that matches no file, or a file of another format."""
     files = []
     for pat in patterns:
         found = sorted(glob.glob(pat)) if glob.has_magic(pat) else ([pat] if os.path.exists(pat) else [])
@@ -50,16 +53,11 @@ def plan(patterns, out_dir: str) -> list[tuple[str, str]]:
             raise TaggerError(f"{pat}: no such file (or no file matches; quote the pattern)")
         files += [os.path.abspath(f) for f in found]
     files = list(dict.fromkeys(files))
-    by_name: dict = {}
     for f in files:
         partition_format(f)
-        name = os.path.basename(f)
-        if name in by_name:
-            raise TaggerError(f"{by_name[name]} and {f}: two partitions named {name}; "
-                              "their outputs in one directory would collide")
-        by_name[name] = f
+    root = os.path.commonpath([os.path.dirname(f) for f in files])
     out_dir = os.path.abspath(out_dir)
-    return [(f, os.path.join(out_dir, os.path.basename(f))) for f in files]
+    return [(f, os.path.join(out_dir, os.path.relpath(f, root))) for f in files]
 
 
 @dataclass(frozen=True)
@@ -178,7 +176,8 @@ def run(address: str, patterns, out_dir: str, job: PartitionJob, echo) -> int:
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         raise TaggerError(f"{out_dir}: not a directory (with --dask, -o names the output directory)")
     todo = plan(patterns, out_dir)
-    os.makedirs(out_dir, exist_ok=True)
+    for _, dst in todo:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
     done = [p for p in todo if os.path.exists(p[1])]
     todo = [p for p in todo if not os.path.exists(p[1])]
     if done:
