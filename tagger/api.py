@@ -23,8 +23,7 @@ from typing import Iterable, Iterator
 
 from .errors import TaggerError
 
-#: the reason given to records without text
-NO_ABSTRACT = "no abstract"
+from .readers.fields import NO_ABSTRACT  # noqa: F401  (the reason given to records without text)
 #: records handed to the model at a time
 BATCH_SIZE = 256
 _SOURCE = "<records>"
@@ -49,13 +48,6 @@ def load(model=None, taxonomy=None) -> "Tagger":
 
         tax = load_taxonomy(taxonomy_path(None if taxonomy is None else str(taxonomy)))
     return Tagger(Model.load(model_dir(None if model is None else str(model)), tax))
-
-
-def _is_null(v) -> bool:
-    """None, a float NaN, or pandas' NA / NaT (whose truth value is ambiguous)."""
-    if v is None or (isinstance(v, float) and v != v):
-        return True
-    return type(v).__name__ in ("NAType", "NaTType")
 
 
 class Tagger:
@@ -169,34 +161,23 @@ class Tagger:
         """``(fields, Prediction)`` per dict of ``rows``, through ``label_stream``; the
         records are numbered from ``start``, and an error names ``source`` (a file) and the
         record's number, or, without ``source``, the number alone."""
-        from .corpus import InputError, Record
-        from .labeling import batched, label_stream
-        from .model import Prediction
+        from .labeling import label_stream
+        from .readers import InputError, Record
 
         facets = self.check_facets(facets)
         self.model.threshold_vector(thresholds)  # a bad threshold is an error before any record
-        n, src = start - 1, source or _SOURCE
-        for chunk in batched(rows, BATCH_SIZE):
-            recs, todo = [], []
-            for fields in chunk:
-                n += 1
+        src = source or _SOURCE
+
+        def records():
+            for n, fields in enumerate(rows, start):
                 if not isinstance(fields, dict):
                     raise TaggerError(f"record {n}: a {type(fields).__name__}, not a dict of fields")
-                rec = Record(fields, n, n, src, str(n))
-                recs.append(rec)
-                v = fields.get(text)
-                if not (_is_null(v) or (isinstance(v, str) and not v.strip())):
-                    if _is_null(fields.get(title)):  # a NaN title is no title
-                        rec.fields = {k: w for k, w in fields.items() if k != title}
-                    todo.append(rec)
-            tagged = {}
-            try:
-                for rec, p in label_stream(self.model, todo, text_field=text, title_field=title,
-                                           thresholds=thresholds, facets=facets, min_words=min_words):
-                    tagged[id(rec)] = p
-            except InputError as e:  # "<records>:3: record 3: ..." -> "record 3: ..."
-                msg = str(e)
-                raise InputError(msg.split(": ", 1)[1] if msg.startswith(_SOURCE + ":") else msg) from None
-            for fields, rec in zip(chunk, recs):
-                p = tagged.get(id(rec))
-                yield fields, p if p is not None else Prediction([], {}, NO_ABSTRACT)
+                yield Record(fields, n, n, src, str(n))
+
+        try:  # the null rule, aliases and OpenAlex's inverted index: tagger.readers.fields.document
+            for rec, p in label_stream(self.model, records(), text_field=text, title_field=title,
+                                       thresholds=thresholds, facets=facets, min_words=min_words, field_check=False):
+                yield rec.fields, p
+        except InputError as e:  # "<records>:3: record 3: ..." -> "record 3: ..."
+            msg = str(e)
+            raise InputError(msg.split(": ", 1)[1] if msg.startswith(_SOURCE + ":") else msg) from None

@@ -76,22 +76,31 @@ def tag_partition(src: str, dst: str, job: PartitionJob) -> tuple[int, list[str]
     ``(records written, warnings)``.  Raises TaggerError (InputError) for bad input, and
     then ``dst`` is not written."""
     from .dask import worker_tagger
+    from .writers.target import Target
 
     tagger = worker_tagger(job.spec)
     _remove_leftovers(dst)
-    fmt = partition_format(src)
-    if fmt == "parquet":
-        from .parquet import tag_parquet
+    kw = job.spec.tag_kw()
+    if partition_format(src) == "parquet":
+        from .writers.parquet import tag_parquet
 
-        out = AtomicFile(dst)
-        try:
-            n = tag_parquet(tagger, src, out.fh, **job.spec.tag_kw())
-        except BaseException:
-            out.abort()
-            raise
-        out.commit()
-        return n, []
-    return _tag_jsonl(tagger, src, dst, job)
+        with Target(dst, binary=True) as fh:
+            return tag_parquet(tagger, src, fh, **kw), []
+    from .labeling import read_batches, render_stream
+    from .readers import ReadOptions
+    from .writers import Renderer
+
+    warnings, n = [], 0
+    opts = ReadOptions(text_field=kw["text"], title_field=kw["title"], id_field=job.id_field)
+    with Target(dst) as fh:  # gzip'd when dst ends .gz
+        for text, k in render_stream(tagger.model, read_batches(src, "jsonl", opts),
+                                     Renderer("jsonl", tagger.model.facets, job.id_field),
+                                     text_field=kw["text"], title_field=kw["title"], thresholds=kw["thresholds"],
+                                     facets=kw["facets"], min_words=kw["min_words"], explain=job.explain,
+                                     on_error=job.on_error, warn=warnings.append, id_field=job.id_field):
+            fh.write(text)
+            n += k
+    return n, warnings
 
 
 def _remove_leftovers(dst: str) -> None:
@@ -102,69 +111,6 @@ def _remove_leftovers(dst: str) -> None:
             os.unlink(f)
         except OSError:
             pass
-
-
-class AtomicFile:
-    """A binary file written at a temporary name beside ``path``, renamed onto it by
-    :meth:`commit`; :meth:`abort` removes it.  ``fh``: the open binary file."""
-
-    def __init__(self, path: str):
-        import tempfile
-
-        d = os.path.dirname(path)
-        try:
-            fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=d)
-        except OSError as e:
-            raise TaggerError(f"{path}: cannot write here: {e.strerror}") from None
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(self.tmp, 0o666 & ~umask)
-        self.path, self.fh = path, os.fdopen(fd, "wb")
-
-    def commit(self) -> None:
-        try:
-            self.fh.close()
-            os.replace(self.tmp, self.path)
-        except OSError as e:
-            self.abort()
-            raise TaggerError(f"{self.path}: cannot write: {e.strerror}") from None
-
-    def abort(self) -> None:
-        self.fh.close()
-        if os.path.exists(self.tmp):
-            os.unlink(self.tmp)
-
-
-def _tag_jsonl(tagger, src: str, dst: str, job: PartitionJob):
-    import gzip
-    import io
-
-    from .labeling import read_batches, render_stream
-    from .output import Renderer
-
-    spec, warnings = job.spec, []
-    kw = spec.tag_kw()
-    out = AtomicFile(dst)
-    try:
-        raw = gzip.GzipFile(filename="", mode="wb", fileobj=out.fh, mtime=0) if dst.lower().endswith(".gz") else out.fh
-        fh = io.TextIOWrapper(raw, encoding="utf-8", newline="", errors="backslashreplace")
-        n = 0
-        for text, k in render_stream(tagger.model, read_batches(src, "jsonl", kw["text"], job.id_field),
-                                     Renderer("jsonl", tagger.model.facets, job.id_field),
-                                     text_field=kw["text"], title_field=kw["title"], thresholds=kw["thresholds"],
-                                     facets=kw["facets"], min_words=kw["min_words"], explain=job.explain,
-                                     on_error=job.on_error, warn=warnings.append):
-            fh.write(text)
-            n += k
-        fh.flush()
-        fh.detach()
-        if raw is not out.fh:
-            raw.close()
-    except BaseException:
-        out.abort()
-        raise
-    out.commit()
-    return n, warnings
 
 
 def run(address: str, patterns, out_dir: str, job: PartitionJob, echo) -> int:

@@ -2,6 +2,7 @@
 rows as records, and records to Parquet with a schema fixed by the first batch."""
 
 import datetime
+import os
 import decimal
 import io
 
@@ -10,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tagger
-from tagger import parquet as tp
-from tagger.corpus import Record
+from tagger.readers import parquet as rp
+from tagger.writers import parquet as tp
+from tagger.readers import Record
 from tagger.errors import TaggerError
 from tagger.model import Prediction
 
@@ -32,7 +34,7 @@ def rows(corpus_records):
 
 
 def test_tag_parquet_keeps_every_column(t, rows, tmp_path, monkeypatch):
-    monkeypatch.setattr(tp, "BATCH_ROWS", 16)
+    monkeypatch.setattr(rp, "BATCH_ROWS", 16)
     monkeypatch.setattr(tp, "ROW_GROUP_ROWS", 20)
     n = len(rows)
     abstracts = [r["abstract"] for r in rows]
@@ -86,7 +88,7 @@ def test_reader_gives_json_values(tmp_path):
         "blob": [b"\x00\x01", None],
         "m": pa.array([[("k", 1.5)], None], pa.map_(pa.string(), pa.float64())),
         "nested": [{"x": [1, 2]}, None]}), tmp_path / "w.parquet")
-    recs = list(tp.reader(str(tmp_path / "w.parquet")))
+    recs = list(rp.reader(str(tmp_path / "w.parquet")))
     assert [(r.n, r.line, r.default_id) for r in recs] == [(1, 1, "w:1"), (2, 2, "w:2")]
     assert recs[0].fields == {"id": "a", "abstract": "x", "day": "2024-05-01", "cost": "3.10", "blob": "AAE=",
                               "m": {"k": 1.5}, "nested": {"x": [1, 2]}}
@@ -153,3 +155,113 @@ def test_record_writer_round_trip(first, rest, per_group):
     got = pq.read_table(io.BytesIO(buf.getvalue())).to_pylist()
     assert [(g["s"], g["v"], g["tags"], dict(g["scores"]), g["reason"]) for g in got] == [
         (s, v, p.tags, p.scores, p.reason) for (s, v), p in zip(pairs, preds)]
+
+
+# --- the command line ---------------------------------------------------------------------
+
+def cli(*args):
+    from click.testing import CliRunner
+
+    from tagger.cli import cli as app
+
+    return CliRunner().invoke(app, [*map(str, args), "--model", str(ROOT / "models")])
+
+
+@pytest.fixture()
+def files(rows, tmp_path):
+    import json
+
+    rs = [dict(r, year=2000 + i) for i, r in enumerate(rows)]
+    rs[1]["abstract"] = None
+    (tmp_path / "w.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rs))
+    pq.write_table(pa.Table.from_pylist(rs), tmp_path / "w.parquet")
+    r = cli("label", tmp_path / "w.jsonl", "-f", "jsonl")
+    assert r.exit_code == 0, r.output
+    return tmp_path, [json.loads(line) for line in r.output.splitlines()]
+
+
+def tagged(rows):
+    return [(r["id"], r["tags"], dict(r["scores"]), r.get("reason")) for r in rows]
+
+
+def test_label_parquet_to_parquet(files):
+    d, want = files
+    r = cli("label", d / "w.parquet", "-o", d / "t.parquet")
+    assert r.exit_code == 0, r.output
+    out = pq.read_table(d / "t.parquet")
+    assert out.schema.names == ["id", "title", "abstract", "year", "tags", "scores", "reason"]
+    assert out.schema.field("year").type == pa.int64()
+    assert tagged(out.to_pylist()) == tagged(want)
+    assert want[1]["reason"] == "no abstract" and sum(bool(w["tags"]) for w in want) >= len(want) - 5
+    assert sorted(os.listdir(d)) == ["t.parquet", "w.jsonl", "w.parquet"]  # no temporary file left
+
+
+def test_label_between_formats(files):
+    import csv
+    import json
+
+    d, want = files
+    assert cli("label", d / "w.jsonl", "-o", d / "a.parquet").exit_code == 0
+    assert tagged(pq.read_table(d / "a.parquet").to_pylist()) == tagged(want)
+    r = cli("label", d / "w.parquet", "-o", d / "b.jsonl")
+    assert r.exit_code == 0, r.output
+    back = [json.loads(line) for line in (d / "b.jsonl").read_text().splitlines()]
+    assert tagged(back) == tagged(want) and back[0]["year"] == 2000
+    assert cli("label", d / "w.parquet", "-o", d / "c.csv").exit_code == 0
+    rows = list(csv.DictReader(open(d / "c.csv")))
+    assert [(r["id"], r["tags"]) for r in rows] == [(w["id"], ";".join(w["tags"])) for w in want]
+    with open(d / "in.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "title", "abstract"])
+        w.writerows([r["id"], r["title"], r["abstract"] or ""] for r in want)
+    assert cli("label", d / "in.csv", "-o", d / "d.parquet").exit_code == 0
+    out = pq.read_table(d / "d.parquet")
+    assert out.schema.names == ["id", "title", "abstract", "tags", "scores", "reason"]
+    assert tagged(out.to_pylist()) == tagged(want)
+
+
+def test_later_new_field_is_an_error(files, monkeypatch):
+    import json
+
+    d, _ = files
+    monkeypatch.setattr(tp, "ROW_GROUP_ROWS", 10)
+    lines = (d / "w.jsonl").read_text().splitlines(keepends=True)
+    extra = json.loads(lines[14])
+    extra["doi"] = "10.1/x"
+    lines[14] = json.dumps(extra) + "\n"
+    (d / "x.jsonl").write_text("".join(lines))
+    (d / "x.parquet").write_text("old")
+    r = cli("label", d / "x.jsonl", "-o", d / "x.parquet")
+    assert r.exit_code == 2
+    assert "x.jsonl:15: field 'doi' is not in the Parquet schema, which the first 10 records fixed" in r.output
+    assert (d / "x.parquet").read_text() == "old"  # left as it was
+
+
+def test_filter_parquet(files):
+    d, want = files
+    r = cli("filter", "modality:text", d / "w.parquet", "-o", d / "f.parquet")
+    assert r.exit_code == 0, r.output
+    kept = pq.read_table(d / "f.parquet")
+    assert kept.schema.names[-3:] == ["tags", "scores", "reason"]
+    assert tagged(kept.to_pylist()) == tagged([w for w in want if "modality:text" in w["tags"]])
+    assert 0 < kept.num_rows < len(want)
+    # a tagged Parquet file's tags are trusted; -v keeps the others
+    assert cli("label", d / "w.parquet", "-o", d / "t.parquet").exit_code == 0
+    r = cli("filter", "-v", "modality:text", d / "t.parquet", "-o", d / "g.parquet")
+    assert r.exit_code == 0, r.output
+    assert [t[:3] for t in tagged(pq.read_table(d / "g.parquet").to_pylist())] == [  # (reason: as for JSON Lines)
+        t[:3] for t in tagged([w for w in want if "modality:text" not in w["tags"]])]
+    r = cli("filter", "-c", "modality:text", d / "w.parquet")
+    assert r.output.strip() == str(kept.num_rows)
+
+
+def test_parquet_input_errors(files):
+    d, _ = files
+    pq.write_table(pa.table({"id": ["a"], "abstract": ["x"], "doi": ["d"]}), d / "other.parquet")
+    r = cli("label", d / "w.parquet", d / "other.parquet", "-o", d / "o.parquet")
+    assert r.exit_code == 2 and "other.parquet: has no column 'title'" in r.output
+    r = cli("label", d / "w.parquet", "-o", d / "o.parquet.gz")
+    assert r.exit_code == 2 and "Parquet is compressed within" in r.output
+    r = cli("label", "-", "--input-format", "parquet", "-f", "jsonl")
+    assert r.exit_code == 2 and "not read from standard input" in r.output
+    assert not (d / "o.parquet").exists()

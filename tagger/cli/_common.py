@@ -70,7 +70,7 @@ def _delimiter(ctx, param, value):
 def io_options(fn):
     """Add the input, output and labelling options that ``label`` and ``filter`` share."""
     opts = [
-        click.option("--input-format", type=click.Choice(["txt", "lines", "jsonl", "json", "csv", "tsv", "bib"]),
+        click.option("--input-format", type=click.Choice(["txt", "lines", "jsonl", "json", "csv", "tsv", "bib", "parquet"]),
                      help="Input format [default: from the extension; .json/.jsonl and other files by their first "
                           "line: jsonl (one object per line), json (an array, or pretty-printed objects), bib, else "
                           "txt (one abstract per paragraph); lines: one abstract per line]."),
@@ -80,8 +80,8 @@ def io_options(fn):
                      help="CSV/TSV without a header row: name columns by number (--text-column 3)."),
         click.option("--delimiter", metavar="CHAR", callback=_delimiter,
                      help="CSV delimiter [default: ',', or ';' when the header row is ';'-separated]."),
-        click.option("--format", "-f", "out_format", type=click.Choice(["text", "jsonl", "json", "tsv", "csv", "pairs"]),
-                     help="Output format [default: from -o's extension (.jsonl .json .csv .tsv .txt, each also .gz), "
+        click.option("--format", "-f", "out_format", type=click.Choice(["text", "jsonl", "json", "tsv", "csv", "pairs", "parquet"]),
+                     help="Output format [default: from -o's extension (.jsonl .json .csv .tsv .txt, each also .gz; .parquet), "
                           "else text on a terminal, else jsonl (csv/tsv for table input)]."),
         click.option("--output", "-o", metavar="FILE",
                      help="Write here: a file is replaced atomically when all is written; a device or FIFO is "
@@ -217,6 +217,18 @@ def nothing_written(skipped: int) -> TaggerError:
     """The error of a run whose every record was skipped as bad (``--on-error skip``)."""
     what = "the one record read was" if skipped == 1 else f"all {skipped} records read were"
     return TaggerError(f"no record written: {what} bad and skipped")
+
+
+def tag_parquet_files(model, inputs, fh, opts, keep=None) -> int:
+    """Parquet input to Parquet output (:func:`tagger.writers.parquet.tag_parquet`, every
+    column kept as it was); ``keep(prediction)`` for ``filter``.  Returns the rows written."""
+    from ..api import Tagger
+    from ..writers.parquet import tag_parquet
+
+    if opts["output"] and opts["output"].lower().endswith(".gz"):
+        raise TaggerError(f"{opts['output']}: Parquet is compressed within; name the output .parquet")
+    return tag_parquet(Tagger(model), inputs.files, fh, text=opts["text_field"], title=opts["title_field"],
+                       facets=opts.get("facets"), thresholds=opts["threshold"], min_words=opts["min_words"], keep=keep)
 
 
 def plural(n: int, word: str) -> str:

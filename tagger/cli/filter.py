@@ -16,6 +16,7 @@ from ._common import (
     nothing_written,
     plural,
     quiet_broken_pipe,
+    tag_parquet_files,
     with_count,
 )
 
@@ -60,8 +61,14 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
                                id_field=opts["id_field"], thresholds=opts["threshold"], min_words=opts["min_words"],
                                on_error=opts["on_error"], warn=warn, jobs=opts["jobs"])
     kept = seen = 0
+    target.binary = fmt == "parquet" and not count
+    fresh = retag or opts["threshold"] is not None or not any(_carries_tags(f) for f in inputs.files)
     try:
         with target as fh:
+            if target.binary and set(inputs.formats) == {"parquet"} and fresh:  # column by column, types kept
+                kept = tag_parquet_files(model, inputs, fh, opts,
+                                         keep=lambda p: query.matches(p.tags, p.scores, min_score) != invert)
+                return 0 if kept else 1
             writer = make_writer(fh, fmt, model, inputs, target, opts)
             try:
                 for rec, pred in stream:
@@ -84,3 +91,12 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
     if skipped:
         click.echo(f"tagger: {plural(len(skipped), 'bad record')} skipped, {kept} kept", err=True)
     return 0 if kept else 1
+
+
+def _carries_tags(path: str) -> bool:
+    """A Parquet file with a ``tags`` column (an earlier ``tagger label``: trusted)."""
+    if not path.lower().endswith(".parquet"):
+        return False
+    from ..readers.parquet import open_parquet
+
+    return "tags" in open_parquet(path).schema_arrow.names

@@ -17,6 +17,7 @@ from ._common import (
     plural,
     quiet_broken_pipe,
     stream,
+    tag_parquet_files,
 )
 
 
@@ -43,8 +44,12 @@ def label(files, facets, explain, explain_top, dask_address, **opts):
     model = load_model(opts["model"], opts["taxonomy"])
     opts["facets"] = Tagger(model).check_facets(facets)
     fmt = default_format(opts["out_format"], inputs, target)
+    target.binary = fmt == "parquet"
     try:
         with target as fh:
+            if fmt == "parquet" and set(inputs.formats) == {"parquet"}:  # column by column, types kept
+                tag_parquet_files(model, inputs, fh, opts)
+                return 0
             writer = make_writer(fh, fmt, model, inputs, target, opts)
             written, skipped = stream(model, inputs, writer, opts, explain=explain_top if explain else 0)
             if skipped and not written:

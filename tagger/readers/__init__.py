@@ -10,6 +10,7 @@ csv, tsv  :mod:`tagger.readers.table`            a header row, then a record per
 txt       :mod:`tagger.readers.text`             one abstract per paragraph
 lines     :mod:`tagger.readers.text`             one abstract per line
 bib       :mod:`tagger.readers.bib`              BibTeX entries
+parquet   :mod:`tagger.readers.parquet`          Parquet rows, a batch at a time (pyarrow)
 ========  =====================================  ==========================================
 
 Every reader is a generator of :class:`Record` (a field dict, its 1-based number and the
@@ -34,7 +35,7 @@ __all__ = ["EXTENSIONS", "FORMATS", "READERS", "FileError", "InputError", "ReadO
 
 #: format -> the module (in this package) whose ``reader(path, fmt, opts)`` reads it
 READERS = {"jsonl": "jsonl", "json": "json", "csv": "table", "tsv": "table", "txt": "text", "lines": "text",
-           "bib": "bib"}
+           "bib": "bib", "parquet": "parquet"}
 FORMATS = tuple(READERS)
 
 

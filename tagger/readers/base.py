@@ -73,7 +73,7 @@ class ReadOptions:
 #: input formats by file extension (after ``.gz``); ``.json`` and ``.jsonl`` are looked at
 #: further (``tagger.readers.sniff_json``): an array or pretty-printed objects are ``json``
 EXTENSIONS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
-              ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".bib": "bib"}
+              ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".bib": "bib", ".parquet": "parquet"}
 
 
 def source_stem(path: str) -> str:

@@ -9,6 +9,8 @@ json      :mod:`tagger.writers.jsonl`     one array of those objects
 csv, tsv  :mod:`tagger.writers.table`     the input table plus ``tags`` and ``scores``
 pairs     :mod:`tagger.writers.pairs`     ``id<TAB>label<TAB>score`` per tag (Annif)
 bib       :mod:`tagger.writers.bib`       the input's BibTeX entries, as they were
+parquet   :mod:`tagger.writers.parquet`   every input column plus ``tags``, ``scores``,
+                                          ``reason`` (pyarrow; a binary file object)
 ========  ==============================  ===============================================
 
 A :class:`Writer` takes ``(Record, Prediction)`` pairs one at a time, so output can start
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import importlib
 
-OUTPUT_FORMATS = ("text", "jsonl", "json", "tsv", "csv", "pairs", "bib")
+OUTPUT_FORMATS = ("text", "jsonl", "json", "tsv", "csv", "pairs", "bib", "parquet")
 
 #: formats whose text for a record depends on that record alone (see :class:`Renderer`):
 #: format -> module
@@ -31,7 +33,7 @@ PER_RECORD_FORMATS = tuple(RENDERERS)
 
 #: output formats by the extension of ``-o`` (after ``.gz``, which compresses)
 OUTPUT_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
-                     ".txt": "text", ".bib": "bib"}
+                     ".txt": "text", ".bib": "bib", ".parquet": "parquet"}
 
 
 class Renderer:
@@ -77,7 +79,11 @@ class Writer:
         self.count = 0
         table = fmt == "csv" or (fmt == "tsv" and table_format)
         self._table = None
-        if table:
+        if fmt == "parquet":  # fh takes bytes (writers.target.Target(path, binary=True))
+            from .parquet import RecordWriter
+
+            self._table, table = RecordWriter(fh), True
+        elif table:
             from .table import TableWriter
 
             self._table = TableWriter(fh, fmt, bool(table_format), id_field)
@@ -106,6 +112,8 @@ class Writer:
         """Finish the output (closes the JSON array); does not close ``fh``."""
         if self.fmt == "json":
             self.fh.write("[]\n" if self.count == 0 else "\n]\n")
+        elif self.fmt == "parquet":
+            self._table.close()
 
 
 def format_for_path(path: str) -> str | None:

@@ -10,6 +10,8 @@
   mode has no write bit is not replaced (as root, ``os.access`` would allow it).
 - A name ending ``.gz`` is written gzip-compressed (``mtime`` 0, so the same output gives the
   same bytes).
+- ``Target(path, binary=True)`` gives a file object taking bytes (Parquet), with the same
+  rules; standard output too, unless it is a terminal.
 
 Errors are :class:`OutputError`, one line naming the output: a directory, a read-only
 file, a full disk, a standard output that is closed.
@@ -76,7 +78,9 @@ class Target:
     does not exist, and (on leaving) for a file that could not be finished.
     """
 
-    def __init__(self, path: str | None):
+    def __init__(self, path: str | None, binary: bool = False):
+        #: ``binary``: the file object takes bytes (Parquet), not text
+        self.binary = binary
         self.path = None if path in (None, "-") else path
         self.name = "standard output" if self.path is None else self.path
         self.fd, self.gzip, self._inner = None, False, None
@@ -125,6 +129,12 @@ class Target:
             fh = sys.stdout
             if fh is None:
                 raise OutputError("standard output is closed; name an output file with -o FILE")
+            if self.binary:
+                if self.is_terminal():
+                    raise OutputError("binary output (Parquet) is not written to a terminal; redirect it or use -o FILE")
+                fh.flush()
+                self.fh = _Sink(os.dup(fh.fileno()), self.name, binary=True)
+                return self.fh
             if hasattr(fh, "reconfigure"):  # a lone surrogate from a JSON escape: written as \udXXX
                 fh.reconfigure(errors="backslashreplace")
             self.fh = _Guarded(fh, self.name)
@@ -141,7 +151,7 @@ class Target:
                 raise OutputError(f"{self.path}: cannot write: {e.strerror}") from None
         else:
             fd = self._temp_file()
-        self.fh = _Sink(fd, self.name, self.gzip)
+        self.fh = _Sink(fd, self.name, self.gzip, self.binary)
         return self.fh
 
     def _temp_file(self) -> int:
@@ -168,7 +178,7 @@ class Target:
         return fd
 
     def __exit__(self, exc_type, exc, tb):
-        if self.kind == "stdout":
+        if self.kind == "stdout" and not self.binary:
             if exc_type is None:
                 self.fh.flush()
             return False
@@ -186,24 +196,25 @@ class Target:
 
 
 class _Sink:
-    """A text file object over a descriptor: UTF-8 (a lone surrogate written as ``\\udXXX``),
-    gzip-compressed when asked, buffered here (64 KiB) and written with ``os.write``, so a
-    failed write leaves nothing behind to fail again.  Write errors are :class:`OutputError`
+    """A text file object over a descriptor (with ``binary``, one taking bytes): UTF-8 (a
+    lone surrogate written as ``\\udXXX``), gzip-compressed when asked, buffered here
+    (64 KiB) and written with ``os.write``, so a failed write leaves nothing behind to fail
+    again.  Write errors are :class:`OutputError`
     (a broken pipe stays ``BrokenPipeError``)."""
 
     BUFFER = 1 << 16
 
-    def __init__(self, fd: int, name: str, gzip: bool = False):
+    def __init__(self, fd: int, name: str, gzip: bool = False, binary: bool = False):
         import zlib
 
-        self.fd, self.name = fd, name
+        self.fd, self.name, self.binary = fd, name, binary
         self._buf: list[bytes] = []
         self._have = 0
         self._z = zlib.compressobj(6, zlib.DEFLATED, 31) if gzip else None  # wbits 31: the gzip format
         self.closed = False
 
-    def write(self, text: str) -> int:
-        data = text.encode("utf-8", "backslashreplace")
+    def write(self, text) -> int:
+        data = bytes(text) if self.binary else text.encode("utf-8", "backslashreplace")
         self._buf.append(data)
         self._have += len(data)
         if self._have >= self.BUFFER:

@@ -1,0 +1,107 @@
+"""Parquet input, with pyarrow, a batch of rows at a time (``pip install 'tagger[parquet]'``).
+
+The rows of a ``.parquet`` file as :class:`~tagger.readers.Record` s (number and line: the
+1-based row; default id ``<file stem>:<row>``), for output in any format; values JSON has no
+type for (dates, times, decimals, bytes) are given as text (ISO 8601, the decimal's digits,
+base64), maps as objects.  Parquet to Parquet keeps the columns as Arrow data instead
+(:func:`tagger.writers.parquet.tag_parquet`).  A Parquet file is read from a file, not
+from standard input (the format needs to seek).
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import TaggerError
+from .base import FileError, InputError, ReadOptions, Record
+
+FORMAT = "parquet"
+#: rows read (and tagged) at a time
+BATCH_ROWS = 4096
+
+
+def pyarrow_modules():
+    """``(pyarrow, pyarrow.parquet)``; TaggerError saying what to install when absent."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise TaggerError("Parquet needs pyarrow: pip install 'tagger[parquet]'") from None
+    return pa, pq
+
+
+def open_parquet(path: str):
+    """A ``pyarrow.parquet.ParquetFile``; InputError (one line) when it is not one."""
+    pa, pq = pyarrow_modules()
+    if path == "-":
+        raise InputError("-: Parquet is not read from standard input (it needs a file); name the file")
+    if not os.path.exists(path):
+        raise FileError(f"{path}: no such file")
+    try:
+        return pq.ParquetFile(path)
+    except (OSError, pa.ArrowException) as e:
+        raise InputError(f"{path}: not a Parquet file ({str(e).splitlines()[0]})") from None
+
+
+def batches(pf, path, columns=None):
+    """The file's record batches, an unreadable part an InputError naming the file."""
+    pa, _ = pyarrow_modules()
+    it = pf.iter_batches(batch_size=BATCH_ROWS, columns=columns)
+    while True:
+        try:
+            batch = next(it)
+        except StopIteration:
+            return
+        except (OSError, pa.ArrowException) as e:
+            raise InputError(f"{path}: cannot read: {str(e).splitlines()[0]}") from None
+        yield batch
+
+
+def _plain(v):
+    """A value of ``to_pylist()`` as JSON can hold it."""
+    import base64
+    import datetime
+    import decimal
+
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, list):
+        if v and all(isinstance(x, tuple) and len(x) == 2 for x in v):  # a map: [(key, value)]
+            return {str(k): _plain(x) for k, x in v}
+        return [_plain(x) for x in v]
+    if isinstance(v, (datetime.date, datetime.time)):
+        return v.isoformat()
+    if isinstance(v, datetime.timedelta):
+        return v.total_seconds()
+    if isinstance(v, decimal.Decimal):
+        return str(v)
+    if isinstance(v, bytes):
+        return base64.b64encode(v).decode("ascii")
+    return v
+
+
+def _native(t) -> bool:
+    """True when every value of Arrow type ``t`` is a JSON value as ``to_pylist`` gives it."""
+    import pyarrow.types as T
+
+    if T.is_struct(t):
+        return all(_native(t.field(i).type) for i in range(t.num_fields))
+    if T.is_list(t) or T.is_large_list(t):
+        return _native(t.value_type)
+    return T.is_string(t) or T.is_large_string(t) or T.is_integer(t) or T.is_floating(t) or T.is_boolean(t) \
+        or T.is_null(t)
+
+
+def reader(path: str, fmt: str = FORMAT, opts: ReadOptions = ReadOptions()):
+    """The rows of the Parquet file ``path`` as :class:`Record` s (module docstring), read a
+    batch at a time."""
+    pf = open_parquet(path)
+    plain = {f.name for f in pf.schema_arrow if not _native(f.type)}
+    name = os.path.basename(path)
+    stem, n = (name[:-len(".parquet")] if name.lower().endswith(".parquet") else name), 0
+    for batch in batches(pf, path):
+        for row in batch.to_pylist():
+            n += 1
+            if plain:
+                row = {k: _plain(v) if k in plain else v for k, v in row.items()}
+            yield Record(row, n, n, path, f"{stem}:{n}")
