@@ -38,7 +38,9 @@ def open_parquet(path: str):
     if not os.path.exists(path):
         raise FileError(f"{path}: no such file")
     try:
-        return pq.ParquetFile(path)
+        # pre_buffer off: with it, pyarrow keeps what it has read of the file until the end
+        # (memory grew with the file: 150 MB for 200,000 abstracts against 14 MB without)
+        return pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
     except (OSError, pa.ArrowException) as e:
         raise InputError(f"{path}: not a Parquet file ({str(e).splitlines()[0]})") from None
 
