@@ -225,3 +225,28 @@ def test_outputs_mirror_the_input_tree(tmp_path):
                    for d in ("d=1", "d=2")]
     got = plan([str(tmp_path / "works" / "d=1" / "part_000.gz")], str(tmp_path / "out"))
     assert got == [(str(tmp_path / "works" / "d=1" / "part_000.gz"), str(tmp_path / "out" / "part_000.gz"))]
+
+
+def test_cli_dask_openalex_tree(client, rows, tmp_path):
+    # OpenAlex's layout: updated_date=*/part_NNN.gz of works whose abstract is an inverted index
+    def work(r):
+        index = {}
+        for pos, word in enumerate(r["abstract"].split()):
+            index.setdefault(word, []).append(pos)
+        return {"id": r["id"], "title": r["title"], "abstract_inverted_index": index}
+
+    works = tmp_path / "works"
+    texts = []
+    for k, day in enumerate(("updated_date=2024-01-01", "updated_date=2024-01-02")):
+        (works / day).mkdir(parents=True)
+        part = [work(r) for r in rows[k * 6:(k + 1) * 6]]
+        texts.append("".join(json.dumps(w) + "\n" for w in part))
+        (works / day / "part_000.gz").write_bytes(gzip.compress(texts[-1].encode()))
+    (tmp_path / "all.jsonl").write_text("".join(texts))
+    whole = run_cli(tmp_path / "all.jsonl", "-f", "jsonl")
+    assert whole.exit_code == 0, whole.output
+    assert sum(bool(json.loads(line)["tags"]) for line in whole.output.splitlines()) >= 8
+    r = run_cli("--dask", client.scheduler.address, str(works / "*" / "part_*.gz"), "-o", tmp_path / "tagged")
+    assert r.exit_code == 0, r.output
+    outs = [tmp_path / "tagged" / day / "part_000.gz" for day in ("updated_date=2024-01-01", "updated_date=2024-01-02")]
+    assert "".join(read_out(p) for p in outs) == whole.output

@@ -22,3 +22,16 @@ def test_wheel_carries_taxonomy_and_model_once(tmp_path):
     assert "tagger/readers/jsonl.py" in names and "tagger/writers/target.py" in names
     assert not [n for n in names if n.startswith("tagger/resources/") and n.endswith(".py")]
     assert not [n for n in names if n.startswith(("tests/", "fixtures/"))]
+
+
+def test_test_extra_installs_parquet_and_dask():
+    """CI installs '.[test]': it must bring what the parquet and dask extras bring, so their tests run."""
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg")
+    extras = {k: [r.strip() for r in v.strip().splitlines() if r.strip() and not r.strip().startswith("#")]
+              for k, v in cfg["options.extras_require"].items()}
+    assert extras["parquet"] and extras["dask"]
+    assert set(extras["parquet"]) | set(extras["dask"]) <= set(extras["test"])
+    assert any(r.startswith("dask[dataframe,distributed]") for r in extras["dask"])
