@@ -90,7 +90,7 @@ def test_nan_text_is_no_abstract(client, rows):
     df = pd.DataFrame(rows[:6])
     df.loc[1, "abstract"] = None
     df.loc[2, "abstract"] = float("nan")
-    out = tagger.dask.tag(dd.from_pandas(df, npartitions=2), model=MODEL).compute()
+    out = tagger.dask.tag(dd.from_pandas(df, npartitions=2)).compute()  # each worker's packaged model
     assert list(out["reason"][1:3]) == ["no abstract", "no abstract"] and list(out["tags"][1:3]) == [[], []]
     assert out["tags"][0] and out["reason"][0] is None
 
@@ -250,3 +250,13 @@ def test_cli_dask_openalex_tree(client, rows, tmp_path):
     assert r.exit_code == 0, r.output
     outs = [tmp_path / "tagged" / day / "part_000.gz" for day in ("updated_date=2024-01-01", "updated_date=2024-01-02")]
     assert "".join(read_out(p) for p in outs) == whole.output
+
+
+def test_worker_with_another_model_fails():
+    spec = tagger.dask.make_spec(MODEL)
+    assert spec.model_id == tagger.dask.manifest_id(MODEL) and len(spec.model_id) == 64
+    assert tagger.dask.worker_tagger(spec).model.path == ROOT / "models"
+    other = tagger.dask.TagSpec(MODEL, None, "0" * 64)
+    with pytest.raises(tagger.TaggerError, match="is not the client's"):
+        tagger.dask.worker_tagger(other)
+    assert len(pickle.dumps(spec)) < 1000
