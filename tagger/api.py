@@ -22,10 +22,9 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from .errors import TaggerError
-
+from .labeling import BATCH_SIZE  # noqa: F401  (records handed to the model at a time)
 from .readers.fields import NO_ABSTRACT  # noqa: F401  (the reason given to records without text)
-#: records handed to the model at a time
-BATCH_SIZE = 256
+
 _SOURCE = "<records>"
 
 

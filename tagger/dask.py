@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .errors import TaggerError
 
 _LOCK = threading.Lock()
-_TAGGERS: dict = {}  # (model, taxonomy) -> Tagger, one per worker process
+_TAGGERS: dict = {}  # (model directory, taxonomy) -> Tagger, one per worker process
 _LOADS = [0]
 _LOAD_SECONDS: list = []  # wall time of each load in this process (imports included)
 
@@ -89,7 +89,9 @@ def worker_tagger(spec: TagSpec):
     """This process's :class:`~tagger.api.Tagger` for ``spec``: loaded on first use, then
     kept (one load per worker process, whatever the number of tasks or threads).  Raises
     TaggerError when the model differs from the client's (``spec.model_id``)."""
-    key = (spec.model, spec.taxonomy)
+    from .resources import model_dir
+
+    key = (str(model_dir(spec.model).resolve()), spec.taxonomy)  # the same model by any name: one load
     with _LOCK:
         t = _TAGGERS.get(key)
         if t is None:

@@ -32,7 +32,7 @@ from ._common import (
                    "one output per input partition.")
 @exit_code
 def label(files, facets, explain, explain_top, dask_address, **opts):
-    """Tag abstracts: .txt (one per paragraph), .jsonl, .json, .csv, .tsv, .bib, .gz of those, or - (stdin)."""
+    """Tag abstracts: .txt (one per paragraph), .jsonl, .json, .csv, .tsv, .bib, .gz of those, .parquet, or - (stdin)."""
     from ..writers.target import Target
 
     if dask_address:
