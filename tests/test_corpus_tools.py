@@ -211,3 +211,27 @@ def test_merging_a_batch_with_itself_changes_only_label_order(tmp_path_factory, 
     src = [{"id": f"r{i}", "labels": s, "annotator": "ann", "abstract": f"text {i}"} for i, s in enumerate(sets)]
     p = str(write_jsonl(d / "a.jsonl", src))
     assert merge_batches([p, p]) == [{**r, "labels": sorted(r["labels"])} for r in src]
+
+
+def test_output_that_is_no_regular_file_is_never_replaced(tmp_path):
+    import os
+    import threading
+
+    src = write_jsonl(tmp_path / "a.jsonl", [{"id": "1", "labels": ["f:a"], "annotator": "ann"}])
+    expect = '{"id": "1", "labels": ["f:a"], "annotator": "ann"}\n'
+    real, link = tmp_path / "real.jsonl", tmp_path / "link.jsonl"
+    real.write_text("old\n")
+    link.symlink_to(real)
+    assert run("corpus", "merge", src, "-o", link).exit_code == 0
+    assert link.is_symlink() and real.read_text() == expect  # the target rewritten, the link kept
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()))
+    reader.start()
+    r = run("corpus", "merge", src, "-o", fifo)
+    reader.join(10)
+    assert r.exit_code == 0 and got == [expect]
+    import stat
+
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # written to, not replaced by a file
