@@ -9,7 +9,7 @@ import sys
 from ..errors import TaggerError
 
 
-def _model_for(taxonomy, taxonomy_file, model_opt):
+def _model_for(taxonomy, model_opt):
     """The model for this taxonomy: ``--model``/``$TAGGER_MODEL`` (an error when it does
     not fit the taxonomy), else the packaged one when it fits, else None."""
     from ..model import Model, ModelError
@@ -66,7 +66,7 @@ def run_interactive(pool, out, annotator, *, order="as-is", seed=0, retrain_ever
     rows = [r for r in pool_rows(pool, warn=warn, **(read or {}))
             if r["id"] not in ids and text_key(r["abstract"]) not in keys]
     active = order == "active"
-    model = _model_for(taxonomy, tax_file, model_opt) if (active or suggest or model_opt) else None
+    model = _model_for(taxonomy, model_opt) if (active or suggest or model_opt) else None
     if retrain_every is None:
         retrain_every = 10 if active and model is None else 0
     rows = order_rows(rows, order, seed, model, min_words)
