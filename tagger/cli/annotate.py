@@ -53,7 +53,9 @@ def _warn(msg):
 @exit_code
 def annotate(pool, queue_n, exclude, scores_out, out, annotator, order, seed, retrain_every, suggest, licence,
              input_format, text_field, title_field, id_field, min_words, model, taxonomy):
-    """Hand-tag abstracts of POOL (anything tagger label reads) in the terminal, or write a batch.
+    """Hand-tag abstracts in the terminal, or queue a batch for a team.
+
+    POOL: anything tagger label reads.
 
     \b
     tagger annotate pool.txt --out corpus.jsonl --annotator me     tag, one screen per record
