@@ -58,6 +58,10 @@ class Terminal:
         if then:
             return self.wait(*([then] if isinstance(then, str) else then))
 
+    def __del__(self):  # a test that failed half-way leaves no program running
+        if self.child.isalive():
+            self.child.close(force=True)
+
     def finish(self, timeout=60) -> int:
         """Wait for the program to end; its exit status."""
         self.child.expect(pexpect.EOF, timeout=timeout)
