@@ -262,6 +262,8 @@ def test_parquet_input_errors(files):
     assert r.exit_code == 2 and "other.parquet: has no column 'title'" in r.output
     r = cli("label", d / "w.parquet", "-o", d / "o.parquet.gz")
     assert r.exit_code == 2 and "Parquet is compressed within" in r.output
+    r = cli("label", d / "w.parquet", "-o", d / "o.parquet", "--explain")
+    assert r.exit_code == 2 and "not written to Parquet" in r.output
     r = cli("label", "-", "--input-format", "parquet", "-f", "jsonl")
     assert r.exit_code == 2 and "not read from standard input" in r.output
     assert not (d / "o.parquet").exists()

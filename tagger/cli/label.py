@@ -45,6 +45,8 @@ def label(files, facets, explain, explain_top, dask_address, **opts):
     opts["facets"] = Tagger(model).check_facets(facets)
     fmt = default_format(opts["out_format"], inputs, target)
     target.binary = fmt == "parquet"
+    if target.binary and explain:
+        raise TaggerError("--explain is shown in text, jsonl and json output, not written to Parquet")
     try:
         with target as fh:
             if fmt == "parquet" and set(inputs.formats) == {"parquet"}:  # column by column, types kept
