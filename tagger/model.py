@@ -294,12 +294,33 @@ def _unit(v, what: str) -> float:
 
 
 def too_short_reason(abstract: str, min_words: int = MIN_WORDS) -> str | None:
-    """"too short to judge: ..." when ``abstract`` has fewer than ``min_words``
-    whitespace-separated words, else None."""
+    """"too short to judge: ..." when ``abstract`` (its markup and format characters
+    removed: ``text.clean``) has fewer than ``min_words`` whitespace-separated words, else
+    None; but a short text mostly of letters that are not Latin (Chinese, Japanese, Thai:
+    scripts written without spaces) is "not English: ..." (:func:`script_reason`)."""
+    if "<" in abstract or "&" in abstract or not abstract.isascii():
+        from .text import clean
+
+        abstract = clean(abstract)
     n_words = len(abstract.split(None, min_words))  # stops splitting at min_words (exact below it)
     if n_words >= min_words:
         return None
-    return f"too short to judge: {n_words} word{'' if n_words == 1 else 's'}, fewer than {min_words}"
+    return script_reason(abstract) or f"too short to judge: {n_words} word{'' if n_words == 1 else 's'}, fewer than {min_words}"
+
+
+def script_reason(text: str) -> str | None:
+    """"not English: ..." when most letters of ``text`` are not Latin letters (naming the
+    script of the first of them, as Unicode does: CJK, HIRAGANA, THAI, ...), else None."""
+    if text.isascii():
+        return None
+    import unicodedata
+
+    letters = [c for c in text if c.isalpha()]
+    other = [c for c in letters if not ("a" <= c.lower() <= "z" or 0xC0 <= ord(c) < 0x250 or 0x1E00 <= ord(c) < 0x1F00)]
+    if not letters or len(other) * 2 <= len(letters):
+        return None
+    script = unicodedata.name(other[0], "OTHER").split()[0]
+    return f"not English: {len(other) / len(letters):.0%} of the letters are {script}, not Latin"
 
 
 def not_english_reason(n_tokens: int, n_function_words: int) -> str | None:

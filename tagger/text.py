@@ -1,26 +1,124 @@
 """Text normalisation and the analyzer that turns an abstract into TF-IDF terms.
 
-Everything here is plain Python (``re``, ``unicodedata``): ``tagger label`` imports this
-module, and must not pay for scikit-learn or nltk.  Training hands :class:`Analyzer` to
-scikit-learn's ``TfidfVectorizer(analyzer=...)``, so training and labelling share one
-analyzer and cannot drift apart.
+Everything here is plain Python (``re``, ``unicodedata``; ``html`` for entities): ``tagger
+label`` imports this module, and must not pay for scikit-learn or nltk.  Training hands
+:class:`Analyzer` to scikit-learn's ``TfidfVectorizer(analyzer=...)``, so training and
+labelling share one analyzer and cannot drift apart.  ``label``, ``filter``, ``bib`` and the
+Python API all read text through it.
 
 What the normalisation handles, in order (:func:`normalize`):
 
-1. LaTeX as it appears in arXiv abstracts and BibTeX: accents (``{\\"o}``, ``\\'e``,
+1. markup (:func:`strip_markup`): the tags of JATS (Crossref's ``<jats:p>``), MathML and
+   HTML are removed (a heading element whose text is just "Abstract" goes entirely), then
+   character entities are decoded (``&amp;`` -> ``&``); text like ``p < 0.05`` or ``<EOS>``
+   is left alone;
+2. Unicode format characters (category Cf: the soft hyphen U+00AD, the zero-width space
+   U+200B, joiners, direction marks, a stray BOM) are removed, so that ``ima\u200bges`` is
+   ``images``;
+3. LaTeX as it appears in arXiv abstracts and BibTeX: accents (``{\\"o}``, ``\\'e``,
    ``\\v{C}``), escaped specials (``\\&``, ``\\%``), formatting commands (``\\emph{x}`` -> ``x``),
    inline math (``$\\alpha$`` -> ``alpha``), ``~`` ties and ``--`` dashes;
-2. hard line breaks: a line ending in ``-`` joins the next line with the hyphen kept
+4. hard line breaks: a line ending in ``-`` joins the next line with the hyphen kept
    (arXiv wraps only at spaces, so such a hyphen is a real one, as in ``self-\\nsupervised``);
-   the soft hyphen U+00AD is removed; every run of whitespace becomes one space;
-3. Unicode: NFKC (ligatures, full-width forms), then, for matching, accents folded to ASCII
+   every run of whitespace becomes one space;
+5. Unicode: NFKC (ligatures, full-width forms), then, for matching, accents folded to ASCII
    (``Schrödinger`` and ``Schrodinger`` give the same term).
+
+:data:`NORMALIZER_VERSION` names this behaviour; training writes it into the model's
+manifest, since a model only fits text normalised as it was trained.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+
+#: the version of what :func:`normalize` and :func:`token_text` do to a text; raised with
+#: every change that can change a term (1: LaTeX, soft hyphen, NFKC, folding; 2: markup,
+#: entities and every format character removed)
+NORMALIZER_VERSION = 2
+
+# --- markup --------------------------------------------------------------------------------
+
+#: elements of JATS (Crossref abstracts), MathML and HTML whose tags are removed; any tag
+#: with a ``jats:``, ``mml:`` or ``m:`` prefix is removed too
+MARKUP_ELEMENTS = frozenset("""
+    abstract trans-abstract sec title p list list-item italic bold sc underline monospace roman
+    overline strike styled-content named-content inline-formula disp-formula tex-math ext-link uri
+    xref label caption fig table-wrap break email boxed-text def-list def-item term def
+    statement disp-quote fn chem-struct alternatives inline-graphic graphic media preformat
+    funding-statement
+    math mi mo mn ms mtext mrow msub msup msubsup mfrac msqrt mroot munder mover munderover
+    mtable mtr mtd mstyle mspace mpadded mphantom menclose mfenced semantics annotation
+    annotation-xml mmultiscripts mprescripts
+    html head body div span br hr i b u em strong small big sub sup a abbr acronym cite code
+    kbd var samp q blockquote pre ul ol li dl dt dd h1 h2 h3 h4 h5 h6 section article header
+    footer table thead tbody tfoot tr td th img font center tt del ins mark wbr nobr figure
+    figcaption time
+""".split())
+#: tags whose removal leaves nothing between their neighbours (``H<sub>2</sub>O`` -> ``H2O``);
+#: any other known tag leaves a space
+_INLINE = frozenset("italic bold sc underline monospace roman overline sub sup i b u em strong small big span a "
+                    "abbr acronym code kbd var samp tt font mark wbr nobr styled-content named-content "
+                    "inline-formula tex-math mi mo mn ms mtext mrow msub msup msubsup mfrac msqrt mroot "
+                    "munder mover munderover mstyle mspace mpadded mphantom menclose mfenced math "
+                    "semantics".split())
+#: an opening, closing or empty tag: a name, then only ``name="value"`` attributes (so that
+#: ``a<b and c>d`` is not a tag)
+_TAG_RE = re.compile(r"""<(/?)\s*(?:(jats|mml|m):)?([A-Za-z][A-Za-z0-9.-]*)"""
+                     r"""((?:\s+[A-Za-z_:][\w:.-]*\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*/?>""")
+#: a heading whose text is just "Abstract": dropped with its text
+_HEADING_RE = re.compile(r"""<((?:jats:)?(?:title|label)|h[1-6]|sec-title)\b[^<>]*>\s*abstract\s*[:.]?\s*"""
+                         r"""</\1\s*>""", re.I)
+_ENTITY_RE = re.compile(r"&(?:#\d+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
+
+
+def _tag(m: re.Match) -> str:
+    prefix, name = m.group(2), m.group(3).lower()
+    if not prefix and name not in MARKUP_ELEMENTS:
+        return m.group(0)  # <EOS>, <unk>: text, not markup
+    return "" if name in _INLINE else " "
+
+
+def strip_markup(text: str) -> str:
+    """``text`` without the tags of JATS, MathML and HTML (a heading "Abstract" with its
+    text), with character entities decoded (``&lt;`` -> ``<``, ``&#233;`` -> ``é``).
+
+    ``<jats:p>We show ...</jats:p>`` -> `` We show ... ``; ``H<sub>2</sub>O`` -> ``H2O``;
+    ``p < 0.05``, ``a<b and c>d`` and ``<EOS>`` are left as they are.  Decoding comes
+    after the tags are removed, so ``&lt;p&gt;`` stays the text ``<p>``.
+    """
+    if "<" in text:
+        if "bstract" in text or "BSTRACT" in text:
+            text = _HEADING_RE.sub(" ", text)
+        text = _TAG_RE.sub(_tag, text)
+    if "&" in text and _ENTITY_RE.search(text):
+        import html
+
+        text = html.unescape(text)
+    return text
+
+
+# --- format characters -------------------------------------------------------------------
+
+#: every character of Unicode's category Cf ("format": invisible, no glyph) of Unicode 14
+#: (``tests/test_text.py`` checks it against ``unicodedata``); removed before tokenising
+_FORMAT_RE = re.compile("[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f"
+                        "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd"
+                        "\U00013430-\U00013438\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001"
+                        "\U000e0020-\U000e007f]")
+
+
+def drop_format_characters(text: str) -> str:
+    """``text`` without Unicode format characters (category Cf), the soft hyphen included."""
+    return text if text.isascii() else _FORMAT_RE.sub("", text)
+
+
+def clean(text: str) -> str:
+    """:func:`strip_markup` then :func:`drop_format_characters`: the first steps of
+    :func:`normalize`, for word counts (``model.too_short_reason``)."""
+    return drop_format_characters(strip_markup(text))
+
 
 # --- LaTeX -------------------------------------------------------------------------------
 
@@ -111,12 +209,12 @@ _WS_RE = re.compile(r"\s+")
 
 
 def normalize(text: str) -> str:
-    """Readable, single-line text: LaTeX decoded, line breaks joined, NFKC Unicode.
+    """Readable, single-line text: markup and format characters removed, LaTeX decoded,
+    line breaks joined, NFKC Unicode (module docstring).
 
     Case and accents are kept (this is the text that explanations quote).
     """
-    text = decode_latex(text)
-    text = text.replace("\u00ad", "")
+    text = decode_latex(clean(text))
     text = _HYPHEN_BREAK_RE.sub(r"\1-\2", text)
     text = unicodedata.normalize("NFKC", text)
     return _WS_RE.sub(" ", text).strip()
@@ -149,9 +247,11 @@ def token_text(text: str) -> str:
     tokenising several times cheaper; explanations, which quote the text, still use
     :func:`normalize`.
     """
+    if "<" in text or "&" in text:
+        text = strip_markup(text)
+    if not text.isascii():
+        text = _FORMAT_RE.sub("", text)
     text = decode_latex(text)
-    if "\u00ad" in text:
-        text = text.replace("\u00ad", "")
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     return fold(text)

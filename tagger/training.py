@@ -306,6 +306,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
                               fm.n_outputs, fm.bias)
     manifest = _layout_manifest(fm, taxonomy, thresholds)
     from . import __version__
+    from .text import NORMALIZER_VERSION
 
     versions = {"tagger": __version__}
     for pkg in ("lightgbm", "scikit-learn", "nltk", "numpy", "snowballstemmer"):
@@ -328,6 +329,8 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
         "n_trees": int(forest.n_trees),
         "figures": figures,
         "versions": versions,
+        # what text.normalize did to the training text: a model fits only text normalised so
+        "normalizer_version": NORMALIZER_VERSION,
         "created": created or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     })
     from .modeldir import write_model_dir

@@ -2,8 +2,8 @@ import string
 
 from hypothesis import given, settings, strategies as st
 
-from tagger.text import (RUN_RE, _TOKEN_RE, Analyzer, decode_latex, document_text, fold, is_token, normalize, run_bytes,
-                         token_text)
+from tagger.text import (NORMALIZER_VERSION, RUN_RE, _TOKEN_RE, Analyzer, decode_latex, document_text, fold, is_token,
+                         normalize, run_bytes, strip_markup, token_text)
 
 
 def test_latex_accents_commands_and_math():
@@ -78,7 +78,9 @@ wide_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("C
 
 @settings(max_examples=400)
 @given(st.one_of(text_like, wide_text, st.lists(st.sampled_from(["self-\n", "-\r\n  ", "\u00ad", "\ufb01", "Ö", "é",
-                                                                  "\u0301", "\u00a0", "x", "2", " ", "\\emph{a}", "$"]),
+                                                                  "\u0301", "\u00a0", "x", "2", " ", "\\emph{a}", "$",
+                                                                  "<jats:p>", "</sub>", "<EOS>", "&amp;", "&lt;",
+                                                                  "<", ">", "\u200b", "\u2060", "\ufeff"]),
                                                  max_size=30).map("".join)))
 def test_token_text_gives_the_tokens_of_fold_normalize(s):
     """The fast tokeniser path (no hyphen joining, no whitespace collapsing, bytes) yields
@@ -101,3 +103,44 @@ def test_fold_drops_exactly_the_combining_marks(s):
 
     want = "".join(c for c in unicodedata.normalize("NFKD", s.lower()) if not unicodedata.combining(c))
     assert fold(s) == (s.lower() if s.isascii() else want)
+
+
+def test_markup_of_jats_mathml_and_html_is_removed():
+    jats = ("<jats:title>Abstract</jats:title>\n <jats:p>We model <jats:italic>H</jats:italic><jats:sub>2</jats:sub>O "
+            "flows.</jats:p><jats:list><jats:list-item><jats:p>Fast &amp; exact.</jats:p></jats:list-item></jats:list>")
+    assert normalize(jats) == "We model H2O flows. Fast & exact."
+    assert normalize("<h2>ABSTRACT:</h2><p>Deep <b>nets</b>.</p><p>More<br/>text</p>") == "Deep nets. More text"
+    mathml = '<mml:math xmlns:mml="http://www.w3.org/1998/Math/MathML"><mml:mi>x</mml:mi><mml:mo>=</mml:mo></mml:math>'
+    assert normalize(f"where {mathml} holds") == "where x= holds"
+    assert normalize('see <a href="https://x.org">the code</a>') == "see the code"
+
+
+def test_text_that_only_looks_like_markup_stays():
+    for t in ("p < 0.05 and q > 0.1", "if a<b and c>d then", "the <EOS> and <unk> tokens", "0<p<1", "AT&T and R&D"):
+        assert normalize(t) == t
+    assert strip_markup("&lt;p&gt; is a tag") == "<p> is a tag"  # decoded after the tags are gone
+    assert strip_markup("caf&eacute; &#233; &#x00e9;") == "café é é"
+
+
+def test_format_characters_are_removed():
+    assert normalize("convo\u00adlutional ima\u200bges, \u2060joined\u200d, \ufeffbom \u200fmark") == (
+        "convolutional images, joined, bom mark")
+    assert token_text("ima\u200bges") == "images"
+
+
+def test_the_format_class_is_unicode_category_cf():
+    import sys
+    import unicodedata
+
+    from tagger.text import _FORMAT_RE
+
+    want = {c for c in map(chr, range(sys.maxunicode + 1)) if unicodedata.category(c) == "Cf"}
+    got = {c for c in map(chr, range(sys.maxunicode + 1)) if _FORMAT_RE.fullmatch(c)}
+    assert got == want, (sorted(map(hex, map(ord, want - got))), sorted(map(hex, map(ord, got - want))))
+
+
+def test_normalizer_version_is_recorded_by_training(small_model_dir):
+    import json
+
+    assert NORMALIZER_VERSION == 2
+    assert json.loads((small_model_dir / "manifest.json").read_text())["normalizer_version"] == NORMALIZER_VERSION
