@@ -85,17 +85,18 @@ class BatchJob:
         if isinstance(records, LineChunk):
             source = records.source
             records, failure = records.split(lenient=self.on_error == "skip")  # the records before a line that is not text
-        good, warnings, first, fields = [], [], None, None
+        good, warnings, first, fields, parsed = [], [], None, None, 0
         for i, rec in enumerate(records):
             if rec.fields is None:
                 parse_json_record(rec, self.id_field)
             err = rec.error
             if err is None:
+                parsed += 1
                 doc = document(rec.fields, self.text_field, self.title_field)
                 if fields is None:
                     fields = list(rec.fields)
                 if first is None and doc.has_field:
-                    first = i
+                    first = parsed - 1
                 if doc.error:
                     err = f"record {rec.n}: {doc.error}"
             if err is None:
@@ -105,8 +106,7 @@ class BatchJob:
             else:
                 failure = f"{rec.source}:{rec.line}: {err}"  # the records before it are still tagged
                 break
-        readable = sum(1 for rec in records if rec.fields is not None and not rec.error)  # a skipped bad line
-        check = FieldCheck(records[0].source if records else source, first, readable, fields)  # is no record without the field
+        check = FieldCheck(records[0].source if records else source, first, parsed, fields)
         todo = [d for _, d in good if d.reason is None]
         preds = []
         for k in range(0, len(todo), BATCH_SIZE):  # the model's batch size, whatever the task's
@@ -378,10 +378,24 @@ def _carried(fields: dict, need_scores: bool):
     return tags, dict(scores or {})
 
 
-def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, batch_size=BATCH_SIZE, jobs=1, **kw):
+def _carried_bib(fields: dict, vocab, need_scores: bool):
+    """The tags of a BibTeX record: the taxonomy's label ids in its ``keywords`` (None when
+    there are none, or when scores are needed: keywords carry none)."""
+    if need_scores or vocab is None:
+        return None
+    from .bib.merge import tool_terms
+
+    tags = tool_terms(fields.get("keywords") or "", vocab)
+    return (tags, {}) if tags else None
+
+
+def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, batch_size=BATCH_SIZE, jobs=1,
+                      vocabulary=None, **kw):
     """Like :func:`label_stream`, but a record that already carries ``tags`` (and, when
     ``need_scores``, ``scores``) keeps them unless ``retag``; only the others are tagged, by
-    the model that ``get_model()`` returns (called at most once, and only if needed).
+    the model that ``get_model()`` returns (called at most once, and only if needed).  A
+    record read from BibTeX carries the taxonomy's label ids found in its ``keywords``
+    (``vocabulary``: a :class:`tagger.bib.Vocabulary` of the model's facets).
 
     Records are taken ``2 * jobs`` batches at a time, so that the ones to tag fill the
     workers' batches; memory stays bounded by that."""
@@ -392,7 +406,8 @@ def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, bat
     watch = FieldWatch(kw.get("text_field", "abstract"))
     text_field, title_field = kw.get("text_field", "abstract"), kw.get("title_field", "title")
     for chunk in batched(records, batch_size * 2 * max(jobs, 1)):
-        carried = [None if retag else _carried(r.fields, need_scores) for r in chunk]
+        carried = [None if retag else (_carried_bib(r.fields, vocabulary, need_scores) if r.entry is not None
+                                       else _carried(r.fields, need_scores)) for r in chunk]
         todo = [r for r, c in zip(chunk, carried) if c is None]
         tagged, failure = {}, None
         if todo:
@@ -415,11 +430,10 @@ def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, bat
             for ready in watch.release() + [out]:
                 yield from ready
             raise failure
-        first = next((i for i, r in enumerate(todo) if not r.error and document(r.fields, text_field, title_field).has_field),
-                     None)
-        fields = next((list(r.fields) for r in todo if not r.error), None)
-        readable = sum(1 for r in todo if not r.error)  # skipped bad lines are not records without the field
-        check = FieldCheck(chunk[0].source, first if todo else 0, readable, fields)
+        readable = [r for r in todo if not r.error]
+        first = next((i for i, r in enumerate(readable) if document(r.fields, text_field, title_field).has_field), None)
+        check = FieldCheck(chunk[0].source, first if readable else 0, len(readable),
+                           list(readable[0].fields) if readable else None)
         for ready in watch.feed(check, out):
             yield from ready
     watch.finish()

@@ -80,9 +80,11 @@ def io_options(fn):
                      help="CSV/TSV without a header row: name columns by number (--text-column 3)."),
         click.option("--delimiter", metavar="CHAR", callback=_delimiter,
                      help="CSV delimiter [default: ',', or ';' when the header row is ';'-separated]."),
-        click.option("--format", "-f", "out_format", type=click.Choice(["text", "jsonl", "json", "tsv", "csv", "pairs", "parquet"]),
-                     help="Output format [default: from -o's extension (.jsonl .json .csv .tsv .txt, each also .gz; .parquet), "
-                          "else text on a terminal, else jsonl (csv/tsv for table input)]."),
+        click.option("--format", "-f", "out_format",
+                     type=click.Choice(["text", "jsonl", "json", "tsv", "csv", "pairs", "parquet", "bib"]),
+                     help="Output format [default: from -o's extension (.jsonl .json .csv .tsv .txt, each also .gz; "
+                          ".parquet), else text on a terminal, else jsonl (csv/tsv for table input; for filter of .bib "
+                          "input, bib: the matching entries as they were)]."),
         click.option("--output", "-o", metavar="FILE",
                      help="Write here: a file is replaced atomically when all is written; a device or FIFO is "
                           "written into."),
@@ -145,23 +147,26 @@ class Inputs:
             yield from read_batches(f, fmt, self.read_opts)
 
 
-def default_format(out_format, inputs, target):
+def default_format(out_format, inputs, target, bib: bool = False):
     """The output format: ``--format``; else, for a file, by its extension (an extension that
-    names no format is an error); else (standard output, a device) csv/tsv for a table,
-    text on a terminal, jsonl otherwise."""
+    names no format is an error); else (standard output, a device) csv/tsv for a table, with
+    ``bib`` (``tagger filter``) bib for BibTeX input, text on a terminal, jsonl otherwise."""
     from ..writers import OUTPUT_EXTENSIONS, format_for_path
 
     if out_format:
         return out_format
     if not target.streams:
         fmt = format_for_path(target.path)
-        if fmt is None:
+        if fmt is None or (fmt == "bib" and not bib):
             exts = " ".join(e for e in OUTPUT_EXTENSIONS if e not in (".ndjson", ".bib"))
+            exts += " .bib" if bib else ""
             raise TaggerError(f"{target.path}: cannot tell the output format from the file name (known: {exts}, "
                               "each also with .gz); name it with --format")
         return fmt
     if inputs.table_format:
         return inputs.table_format
+    if bib and set(inputs.formats) == {"bib"}:
+        return "bib"
     return "text" if target.is_terminal() else "jsonl"
 
 
@@ -255,7 +260,7 @@ def quiet_broken_pipe():
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
+    except (OSError, ValueError, AttributeError):  # AttributeError: no stdout at all (>&-)
         pass
 
 

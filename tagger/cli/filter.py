@@ -47,7 +47,9 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
     target = Target(opts["output"])
     model = load_model(opts["model"], opts["taxonomy"])
     query = parse(expr, model.labels, [f for f, _, _ in model.facets])
-    fmt = default_format(opts["out_format"], inputs, target)
+    fmt = default_format(opts["out_format"], inputs, target, bib=True)
+    if fmt == "bib" and set(inputs.formats) != {"bib"}:
+        raise TaggerError("-f bib writes BibTeX entries: give .bib files (or --input-format bib)")
     skipped = []
 
     def warn(msg):
@@ -55,8 +57,13 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
         click.echo(f"tagger: warning: {msg}", err=True)
 
     # a threshold of one's own only means something for records tagged now
+    vocabulary = None
+    if "bib" in inputs.formats:
+        from ..bib import Vocabulary
+
+        vocabulary = Vocabulary(model.facets)
     stream = trusted_or_tagged(inputs.records(), lambda: model, retag=retag or opts["threshold"] is not None,
-                               need_scores=min_score is not None,
+                               need_scores=min_score is not None, vocabulary=vocabulary,
                                text_field=opts["text_field"], title_field=opts["title_field"],
                                id_field=opts["id_field"], thresholds=opts["threshold"], min_words=opts["min_words"],
                                on_error=opts["on_error"], warn=warn, jobs=opts["jobs"])

@@ -44,6 +44,9 @@ def label(files, facets, explain, explain_top, dask_address, **opts):
     model = load_model(opts["model"], opts["taxonomy"])
     opts["facets"] = Tagger(model).check_facets(facets)
     fmt = default_format(opts["out_format"], inputs, target)
+    if fmt == "bib":
+        raise TaggerError("-f bib is for tagger filter (the matching entries as they were); "
+                          "tagger bib FILE writes the tags into a .bib file")
     target.binary = fmt == "parquet"
     if target.binary and explain:
         raise TaggerError("--explain is shown in text, jsonl and json output, not written to Parquet")

@@ -99,10 +99,11 @@ def sniff_format(path: str, default: str | None = None, encoding: str | None = N
 
 
 def open_reader(path: str, fmt: str | None = None, opts: ReadOptions | None = None):
-    """The records of ``path`` (``-`` = stdin) in format ``fmt`` (detected by extension when
-    None), as an iterable; it has ``would_wait()`` when the format can tell that the next
+    """The records of ``path`` (``-`` = stdin) in format ``fmt`` (when None:
+    :func:`detect_format` with ``sniff``), as an iterable; it has ``would_wait()`` when the format can tell that the next
     record is still to come through a pipe that has gone silent (else that is never)."""
-    fmt = detect_format(path, fmt)
+    if fmt is None:
+        fmt = detect_format(path, sniff=True, encoding=(opts or ReadOptions()).encoding)
     if fmt not in READERS:
         raise InputError(f"{path}: unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
     module = importlib.import_module(f".{READERS[fmt]}", __name__)

@@ -141,7 +141,7 @@ def document(fields: dict, text_field: str = "abstract", title_field: str = "tit
 class FieldCheck:
     """What a batch tells of its file's text field: ``source``; ``first``: the index in the
     batch of its first record that has the field (or an alias), None if none has;
-    ``count``: the batch's records; ``fields``: the field names of its first record read."""
+    ``count``: the batch's records that could be read (not counting bad records); ``fields``: the field names of its first record read."""
 
     source: str
     first: int | None

@@ -77,6 +77,7 @@ class Writer:
         self.fh, self.fmt, self.facets = fh, fmt, list(facets)
         self.table_format, self.id_field = table_format, id_field
         self.count = 0
+        self._sources: set = set()  # bib: the files whose @string and @preamble are written
         table = fmt == "csv" or (fmt == "tsv" and table_format)
         self._table = None
         if fmt == "parquet":  # fh takes bytes (writers.target.Target(path, binary=True))
@@ -92,6 +93,11 @@ class Writer:
 
     def write(self, rec, pred) -> None:
         """Write one tagged record."""
+        if self.fmt == "bib" and rec.source not in self._sources:
+            from .bib import prelude
+
+            self._sources.add(rec.source)
+            self.fh.write(prelude(rec.source))
         if self.renderer is None:
             self._table.write(rec, pred)
             self.count += 1
