@@ -138,7 +138,7 @@ def test_an_unknown_extension_is_an_error_unless_the_format_is_given(tmp_path, s
     r = tagger("label", src, "-o", out)
     assert r.returncode == 2 and not out.exists() and r.stderr.decode() == (
         f"tagger: error: {out}: cannot tell the output format from the file name (known: .jsonl .json .csv .tsv "
-        ".txt, each also with .gz); name it with --format\n")
+        ".txt, each also with .gz, .parquet); name it with --format\n")
     r = tagger("label", src, "-o", out, "-f", "jsonl")
     assert r.returncode == 0 and out.read_text().count("\n") == 3
 

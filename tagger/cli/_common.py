@@ -158,10 +158,10 @@ def default_format(out_format, inputs, target, bib: bool = False):
     if not target.streams:
         fmt = format_for_path(target.path)
         if fmt is None or (fmt == "bib" and not bib):
-            exts = " ".join(e for e in OUTPUT_EXTENSIONS if e not in (".ndjson", ".bib"))
-            exts += " .bib" if bib else ""
+            exts = " ".join(e for e in OUTPUT_EXTENSIONS if e not in (".ndjson", ".bib", ".parquet"))
+            more = ", .parquet" + (", .bib" if bib else "")
             raise TaggerError(f"{target.path}: cannot tell the output format from the file name (known: {exts}, "
-                              "each also with .gz); name it with --format")
+                              f"each also with .gz{more}); name it with --format")
         return fmt
     if inputs.table_format:
         return inputs.table_format
