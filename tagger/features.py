@@ -16,7 +16,21 @@ from dataclasses import dataclass, field
 from collections import defaultdict
 from itertools import count, islice
 
+from . import text as _text
 from .text import FUNCTION_WORDS, Analyzer, run_bytes, token_text
+
+#: version of what turns a text into feature columns here (analyzer, n-gram keys, weighting);
+#: bump it when a saved model's features would come out differently, so old models are refused
+#: (:func:`feature_version`).  Optional features are settings saved in ``features.json``, so a
+#: model trained without them keeps working and needs no bump.
+FEATURES_VERSION = 1
+
+
+def feature_version() -> dict:
+    """``{"features": FEATURES_VERSION, "normaliser": text.NORMALISER_VERSION}``: what the
+    manifest records and :meth:`tagger.model.Model.load` compares (ints).  A text module
+    without the constant counts as normaliser version 1 (the normaliser of format-1 models)."""
+    return {"features": FEATURES_VERSION, "normaliser": getattr(_text, "NORMALISER_VERSION", 1)}
 
 #: vectorizer settings: min_df=2 drops hapaxes (they cannot generalise), max_df=0.9 drops terms
 #: in nearly every abstract, and the 4,000 most frequent terms are kept: cross-validated

@@ -105,6 +105,7 @@ class Model:
         fmt = manifest.get("format_version")
         if fmt != MODEL_FORMAT:
             raise ModelError(f"{path}: model format {fmt}, but this tagger reads format {MODEL_FORMAT}: please retrain with `tagger train`")
+        check_feature_version(path, manifest)
         if taxonomy is not None and manifest.get("taxonomy_fingerprint") != taxonomy.fingerprint():
             raise ModelError(f"{path}: model was trained for another taxonomy than {taxonomy.path} (facets or labels differ): retrain with `tagger train --taxonomy {taxonomy.path}`")
         try:
@@ -291,6 +292,25 @@ def _unit(v, what: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
         raise TaggerError(f"{what} must be a number from 0 to 1, not {v!r}")
     return float(v)
+
+
+#: what a manifest without ``feature_version`` was built with (models before the field existed)
+LEGACY_FEATURE_VERSION = {"features": 1, "normaliser": 1}
+
+
+def check_feature_version(path, manifest: dict) -> None:
+    """Raise :class:`ModelError` (one line, "... please retrain") when the model in ``path``
+    was built by another feature or normaliser version than this tagger's
+    (:func:`tagger.features.feature_version`): its vocabulary would not match the terms
+    this code makes of a text."""
+    from .features import feature_version
+
+    mine, theirs = feature_version(), manifest.get("feature_version", LEGACY_FEATURE_VERSION)
+    if theirs != mine:
+        def show(v):
+            return ", ".join(f"{k} {v.get(k)}" for k in sorted(set(mine) | set(v))) if isinstance(v, dict) else repr(v)
+        raise ModelError(f"{path}: model built with feature version ({show(theirs)}), but this tagger computes "
+                         f"({show(mine)}): please retrain with `tagger train`")
 
 
 def too_short_reason(abstract: str, min_words: int = MIN_WORDS) -> str | None:

@@ -29,7 +29,8 @@ def _same_training(old_manifest_path, new: dict) -> bool:
         old = json.loads(Path(old_manifest_path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    keys = ("corpus_sha256", "taxonomy_fingerprint", "parameters", "format_version", "normalizer_version")
+    keys = ("corpus_sha256", "taxonomy_fingerprint", "parameters", "format_version", "normalizer_version",
+            "feature_version")
     return all(old.get(k) == new.get(k) for k in keys)
 
 

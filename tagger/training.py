@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .features import TfidfFeatures
+from .features import TfidfFeatures, feature_version
 from .model import DEFAULT_THRESHOLD, MODEL_FORMAT, Model
 from .taxonomy import Taxonomy
 
@@ -185,6 +185,7 @@ def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
 def _layout_manifest(fm: FittedModel, taxonomy: Taxonomy, thresholds=None) -> dict:
     return {
         "format_version": MODEL_FORMAT,
+        "feature_version": feature_version(),
         "labels": taxonomy.label_ids,
         "facets": [{"id": f.id, "kind": f.kind, "labels": [lb.id for lb in f.labels]} for f in taxonomy.facets],
         "binary_outputs": fm.binary_outputs,

@@ -79,6 +79,35 @@ def test_old_format_and_other_taxonomy_say_retrain(small_model_dir, tmp_path):
         Model.load(tmp_path)
 
 
+def test_another_feature_or_normaliser_version_says_retrain(small_model_dir, tmp_path, monkeypatch):
+    import shutil
+
+    import tagger.features
+    from tagger.features import feature_version
+
+    m = json.loads((small_model_dir / "manifest.json").read_text())
+    assert m["feature_version"] == feature_version() == {"features": tagger.features.FEATURES_VERSION,
+                                                          "normaliser": feature_version()["normaliser"]}
+    d = tmp_path / "other"
+    shutil.copytree(small_model_dir, d)
+    m["feature_version"] = {**feature_version(), "normaliser": feature_version()["normaliser"] + 1}
+    (d / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(ModelError, match=r"^.*other: model built with feature version .*please retrain with `tagger train`$"):
+        Model.load(d)
+    Model.load(small_model_dir)  # the same version loads
+    monkeypatch.setattr(tagger.features, "FEATURES_VERSION", tagger.features.FEATURES_VERSION + 1)
+    with pytest.raises(ModelError, match="please retrain"):
+        Model.load(small_model_dir)  # this tagger's features changed since the model was built
+    del m["feature_version"]  # a model from before the field: the version-1 features and normaliser
+    (d / "manifest.json").write_text(json.dumps(m))
+    monkeypatch.setattr(tagger.features, "FEATURES_VERSION", 1)
+    if feature_version() == {"features": 1, "normaliser": 1}:
+        Model.load(d)
+    else:
+        with pytest.raises(ModelError, match="please retrain"):
+            Model.load(d)
+
+
 def test_a_failed_training_leaves_the_old_model(small_model_dir, corpus_records, taxonomy, tmp_path, monkeypatch):
     import shutil
 
