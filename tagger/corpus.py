@@ -29,12 +29,35 @@ def load_corpus(path: str) -> list[dict]:
     return out
 
 
-def check_corpus(path: str, taxonomy) -> list[str]:
+#: the values of a corpus row's ``sample`` (how it was chosen; fixtures/README.md)
+CORPUS_SAMPLES = ("seed", "uniform", "rare-label-search", "older-uniform", "active")
+
+
+def provenance_problems(r: dict) -> list[str]:
+    """What is wrong with the provenance fields of one corpus row (the project's corpus rules):
+    ``year`` an int when present (null: unknown), ``licence`` a non-empty string, ``sample``
+    one of :data:`CORPUS_SAMPLES`, ``source`` a non-empty string."""
+    out = []
+    y = r.get("year")
+    if y is not None and (not isinstance(y, int) or isinstance(y, bool)):
+        out.append(f"'year' must be an integer, not {y!r}")
+    for k, what in (("licence", "the text's licence"), ("source", "where the text came from")):
+        v = r.get(k)
+        if not isinstance(v, str) or not v.strip():
+            out.append(f"no {k!r} ({what})" if v is None else f"{k!r} must be a non-empty string, not {v!r}")
+    if r.get("sample") not in CORPUS_SAMPLES:
+        out.append(f"'sample' is {r.get('sample')!r}, not one of {', '.join(CORPUS_SAMPLES)}")
+    return out
+
+
+def check_corpus(path: str, taxonomy, provenance: bool = False) -> list[str]:
     """Problems of a hand-tagged corpus against ``taxonomy``, one ``FILE:LINE: what`` each.
 
     Checks: unknown label ids, more than one label of an exclusive facet, duplicate ids,
     duplicate abstracts (after folding whitespace and case), empty abstracts, missing
-    annotator.  An empty list means the corpus is fine.
+    annotator; with ``provenance`` also the project corpus's fields
+    (:func:`provenance_problems`: year, licence, sample, source).  An empty list means the
+    corpus is fine.
     """
     import re
 
@@ -66,4 +89,6 @@ def check_corpus(path: str, taxonomy) -> list[str]:
             problems.append(f"{where}: a label is listed twice")
         if not r.get("annotator"):
             problems.append(f"{where}: no 'annotator' (who read and tagged it)")
+        if provenance:
+            problems += [f"{where}: {p}" for p in provenance_problems(r)]
     return problems

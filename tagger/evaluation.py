@@ -16,21 +16,11 @@ change is judged against a baseline given the same chances.
 from __future__ import annotations
 
 from .metrics import confused_pairs, decide, per_label, prf, ranking, threshold_curves
-from .training import (NUM_ROUNDS, fit, fitted_proba, label_matrix, out_of_fold_proba, stratified_folds,
-                       tune_thresholds)
+from .training import (NUM_ROUNDS, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
+                       stratified_folds, tune_thresholds)
 from .text import document_text
 
 BASELINE_CS = (0.1, 1.0, 10.0, 100.0)
-
-#: Annif's names for the figures (``annif eval``), beside our JSON keys
-ANNIF_NAMES = [
-    ("precision_samples", "Precision (doc avg)"), ("recall_samples", "Recall (doc avg)"),
-    ("f1_samples", "F1 score (doc avg)"), ("precision_macro", "Precision (subj avg)"),
-    ("recall_macro", "Recall (subj avg)"), ("f1_macro", "F1 score (subj avg)"),
-    ("precision_micro", "Precision (microavg)"), ("recall_micro", "Recall (microavg)"),
-    ("f1_micro", "F1 score (microavg)"), ("f1@5", "F1@5"), ("ndcg", "NDCG"),
-    ("precision@1", "Precision@1"), ("precision@3", "Precision@3"), ("precision@5", "Precision@5"),
-]
 
 
 def figures(Y, P, T, taxonomy, rows=None) -> dict:
@@ -49,18 +39,52 @@ def figures(Y, P, T, taxonomy, rows=None) -> dict:
     return {k: {m: (round(v, 4) if isinstance(v, float) else v) for m, v in d.items()} for k, d in out.items()}
 
 
+#: the corpus samples (``sample`` field), in report order
+SAMPLES = ("seed", "uniform", "rare-label-search", "older-uniform", "active")
+#: eras by ``year``: (name, first year or None, last year or None); rows without a year are in none
+ERAS = (("before 2010", None, 2009), ("2010-2018", 2010, 2018), ("2019 on", 2019, None))
+
+
+def parts(records) -> dict:
+    """Boolean row masks (numpy, shape (n,)) of the reported parts of ``records``:
+    ``{"samples": {sample: mask}, "eras": {era: mask}}``, only parts with at least 2 rows.
+    A sample not in :data:`SAMPLES` is reported after them; rows without an int ``year``
+    belong to no era."""
+    import numpy as np
+
+    seen = [r.get("sample") for r in records]
+    names = [s for s in SAMPLES if s in seen] + sorted({s for s in seen if s and s not in SAMPLES})
+    samples = {s: np.array([x == s for x in seen]) for s in names}
+    years = [r.get("year") if isinstance(r.get("year"), int) and not isinstance(r.get("year"), bool) else None
+             for r in records]
+    eras = {name: np.array([y is not None and (lo is None or y >= lo) and (hi is None or y <= hi) for y in years])
+            for name, lo, hi in ERAS}
+    return {"samples": {k: m for k, m in samples.items() if m.sum() > 1},
+            "eras": {k: m for k, m in eras.items() if m.sum() > 1}}
+
+
+def _part_figures(Y, P, T, taxonomy, masks) -> dict:
+    """``{"samples": {name: figures}, "eras": {name: figures}}`` for :func:`parts` masks."""
+    return {kind: {name: figures(Y, P, T, taxonomy, m) for name, m in d.items()} for kind, d in masks.items()}
+
+
 def _baseline_oof(texts, Y, taxonomy, tr, te, inner_k, seed, tfidf_params):
     """LR baseline for one outer fold: (probabilities on ``te``, thresholds)."""
+    return _baseline_fit_score([texts[i] for i in tr], Y[tr], [texts[i] for i in te], taxonomy, inner_k, seed,
+                               tfidf_params)
+
+
+def _baseline_fit_score(tr_texts, Ytr, te_texts, taxonomy, inner_k, seed, tfidf_params):
+    """LR baseline fitted on ``tr_texts``/``Ytr`` (C and thresholds from inner folds), scoring
+    ``te_texts``: (probabilities (len(te_texts), L), thresholds by label)."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
     from .features import fit_tfidf
 
-    tr_texts = [texts[i] for i in tr]
-    Ytr = Y[tr]
-    L = Y.shape[1]
+    L = Ytr.shape[1]
     # inner out-of-fold probabilities for every C
-    inner = {C: np.zeros((len(tr), L)) for C in BASELINE_CS}
+    inner = {C: np.zeros((len(tr_texts), L)) for C in BASELINE_CS}
     for itr, ite in stratified_folds(Ytr, inner_k, seed + 1):
         feats, X = fit_tfidf([tr_texts[i] for i in itr], tfidf_params)
         Xte = feats.transform_csr([tr_texts[i] for i in ite])
@@ -75,7 +99,7 @@ def _baseline_oof(texts, Y, taxonomy, tr, te, inner_k, seed, tfidf_params):
     P_inner = np.column_stack([inner[best_c[j]][:, j] for j in range(L)])
     thresholds, _ = tune_thresholds(Ytr, P_inner, taxonomy)
     feats, X = fit_tfidf(tr_texts, tfidf_params)
-    Xte = feats.transform_csr([texts[i] for i in te])
+    Xte = feats.transform_csr(te_texts)
     P = np.column_stack([_lr_proba(LogisticRegression, X, Ytr[:, j], Xte, best_c[j]) for j in range(L)])
     return P, thresholds
 
@@ -103,15 +127,23 @@ def _best_f1(y, p) -> float:
 
 
 def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False, params=None,
-                   num_rounds=NUM_ROUNDS, tfidf_params=None, progress=None) -> dict:
+                   num_rounds=NUM_ROUNDS, tfidf_params=None, progress=None, bib_eval=None,
+                   bib_eval_note=None) -> dict:
     """k-fold cross-validation of the tagger (and optionally the LR baseline).
 
     Returns ``{"folds": k, "documents": n, "tagger": {"all": figures, "uniform": figures,
-    "per_label": [...], "thresholds_mean": {...}, "threshold_curves": {...}, "confusions": [...]},
-    "baseline": {...} (if asked)}`` (curves and confusions from the pooled out-of-fold scores, the
-    curves marked at ``thresholds_mean``); the
-    ``uniform`` block covers only the rows whose ``sample`` is ``uniform`` (the uniform random
-    arXiv sample), since rows found by search inflate the labels they were searched for.
+    "samples": {sample: figures}, "eras": {era: figures}, "bib_eval": figures, "per_label":
+    [...], "thresholds_mean": {...}, "threshold_curves": {...}, "confusions": [...]}, "baseline":
+    {...} (if asked), "bib_eval": {...}}`` (curves and confusions from the pooled out-of-fold
+    scores, the curves marked at ``thresholds_mean``).
+    The ``uniform`` block (also under ``samples``) covers only the rows whose ``sample`` is
+    ``uniform`` (the uniform random arXiv sample), since rows found by search inflate the
+    labels they were searched for; eras (:data:`ERAS`) cover only rows with a ``year``.
+
+    ``bib_eval`` (records from :func:`tagger.bibeval.load_bib_eval`, never training data) is
+    scored by a model fitted on all of ``records`` as ``tagger train`` fits it (thresholds from
+    a ``THRESHOLD_FOLDS``-fold out-of-fold pass), the baseline likewise; ``bib_eval_note``
+    (str) is carried into the result as ``bib_eval.note``.
     """
     import numpy as np
 
@@ -123,7 +155,7 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     T = {s: np.zeros(Y.shape, dtype=np.int8) for s in systems}
     th_sum = {s: np.zeros(Y.shape[1]) for s in systems}
     folds = stratified_folds(Y, k, seed)
-    steps = len(folds) * len(systems)
+    steps = (len(folds) + (1 if bib_eval else 0)) * len(systems)
     done = 0
     for tr, te in folds:
         tr_texts = [texts[i] for i in tr]
@@ -145,14 +177,33 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
             if progress:
                 progress(done, steps)
     out = {"folds": k, "documents": len(records), "uniform_documents": int(uniform.sum())}
+    masks = parts(records)
     for s in systems:
         out[s] = {
             "all": figures(Y, P[s], T[s], taxonomy),
             "uniform": figures(Y, P[s], T[s], taxonomy, uniform) if uniform.sum() > 1 else None,
+            **_part_figures(Y, P[s], T[s], taxonomy, masks),
             "per_label": per_label(Y, T[s], taxonomy.label_ids),
             "thresholds_mean": {lb: round(float(v / k), 4) for lb, v in zip(taxonomy.label_ids, th_sum[s])},
         }
         _add_drawn(out[s], Y, P[s], T[s], out[s]["thresholds_mean"], taxonomy)
+    out["bib_eval"] = {"documents": len(bib_eval) if bib_eval else 0, "note": bib_eval_note}
+    if bib_eval:
+        bt = [document_text(r) for r in bib_eval]
+        Yb = label_matrix(bib_eval, taxonomy.label_ids)
+        Pin = out_of_fold_proba(texts, Y, taxonomy, THRESHOLD_FOLDS, seed + 1, params, num_rounds, tfidf_params)
+        thresholds, _ = tune_thresholds(Y, Pin, taxonomy)
+        Pb = fitted_proba(fit(texts, Y, taxonomy, params, num_rounds, tfidf_params), taxonomy, bt)
+        out["tagger"]["bib_eval"] = figures(Yb, Pb, decide(Pb, thresholds, taxonomy), taxonomy)
+        done += 1
+        if progress:
+            progress(done, steps)
+        if baseline:
+            Pbb, thb = _baseline_fit_score(texts, Y, bt, taxonomy, inner_k, seed, tfidf_params)
+            out["baseline"]["bib_eval"] = figures(Yb, Pbb, decide(Pbb, thb, taxonomy), taxonomy)
+            done += 1
+            if progress:
+                progress(done, steps)
     return out
 
 
@@ -164,104 +215,25 @@ def _add_drawn(block, Y, P, T, thresholds, taxonomy) -> None:
     block["confusions"] = confused_pairs(Y, T, taxonomy)
 
 
-def evaluate_model(model, records, taxonomy) -> dict:
-    """Figures of a trained ``model`` on hand-tagged ``records`` (a separate test file)."""
+def evaluate_model(model, records, taxonomy, bib_eval=None, bib_eval_note=None) -> dict:
+    """Figures of a trained ``model`` on hand-tagged ``records`` (a separate test file), by
+    sample and era as :func:`cross_validate` gives them, and on ``bib_eval`` records when given."""
     import numpy as np
 
-    texts = [document_text(r) for r in records]
-    Y = label_matrix(records, taxonomy.label_ids)
-    P = model.predict_proba(texts)
-    T = decide(P, dict(zip(model.labels, model.thresholds.tolist())), taxonomy)
+    def score(recs):
+        Y = label_matrix(recs, taxonomy.label_ids)
+        P = model.predict_proba([document_text(r) for r in recs])
+        return Y, P, decide(P, dict(zip(model.labels, model.thresholds.tolist())), taxonomy)
+
+    Y, P, T = score(records)
     uniform = np.array([r.get("sample") == "uniform" for r in records])
     out = {"documents": len(records), "tagger": {
         "all": figures(Y, P, T, taxonomy),
         "uniform": figures(Y, P, T, taxonomy, uniform) if uniform.sum() > 1 else None,
-        "per_label": per_label(Y, T, taxonomy.label_ids)}}
+        **_part_figures(Y, P, T, taxonomy, parts(records)),
+        "per_label": per_label(Y, T, taxonomy.label_ids)},
+        "bib_eval": {"documents": len(bib_eval) if bib_eval else 0, "note": bib_eval_note}}
     _add_drawn(out["tagger"], Y, P, T, dict(zip(model.labels, model.thresholds.tolist())), taxonomy)
+    if bib_eval:
+        out["tagger"]["bib_eval"] = figures(*score(bib_eval), taxonomy)
     return out
-
-
-def format_report(result: dict, taxonomy) -> str:
-    """Annif-style text report: one row per figure, a column per facet (and the baseline)."""
-    lines = []
-    systems = [s for s in ("tagger", "baseline") if s in result]
-    for part in ("all", "uniform"):
-        if result["tagger"].get(part) is None:
-            continue
-        n = result["tagger"][part]["all"]["documents"]
-        title = "whole corpus" if part == "all" else "uniform random arXiv sample only"
-        lines.append(f"== {title}: {n} documents" + (f", {result['folds']}-fold cross-validation" if "folds" in result else ""))
-        cols = ["all"] + [f.id for f in taxonomy.facets]
-        lines.append(f"{'':28}" + "".join(f"{c[:12]:>13}" for c in cols for s in systems))
-        if len(systems) > 1:  # a second header row: which system each column is
-            lines.append(f"{'':28}" + "".join(f"{s[:12]:>13}" for c in cols for s in systems))
-        for key, name in ANNIF_NAMES:
-            vals = "".join(f"{result[s][part][c][key]:>13.4f}" for c in cols for s in systems)
-            lines.append(f"{name:28}{vals}")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def write_per_label(path, rows) -> None:
-    """The per-label table as TSV: label, support, tp, fp, fn, precision, recall, f1."""
-    import csv
-
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, delimiter="\t", lineterminator="\n")
-        keys = ["label", "support", "tp", "fp", "fn", "precision", "recall", "f1"]
-        w.writerow(keys)
-        for r in rows:
-            w.writerow([r[k] for k in keys])
-
-
-def model_card(manifest: dict, result: dict, taxonomy) -> str:
-    """The model card (``models/README.md``) as Markdown: corpus, figures per facet and per
-    label beside the baseline, thresholds, parameters, date and versions."""
-    import json
-
-    t, b = result["tagger"], result.get("baseline")
-    L = []
-    L.append(f"# Model card: {manifest.get('taxonomy_name', taxonomy.name)}\n")
-    L.append(f"Created {manifest.get('created')} from {manifest.get('corpus_size')} hand-tagged abstracts "
-             f"(corpus sha256 `{manifest.get('corpus_sha256', '')[:16]}…`), taxonomy fingerprint "
-             f"`{manifest.get('taxonomy_fingerprint', '')[:16]}…`, model format {manifest.get('format_version')}.")
-    L.append(f"{manifest.get('n_features')} TF-IDF terms, {manifest.get('n_trees')} trees; versions: "
-             + ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items()) + ".\n")
-    if "folds" in result:
-        L.append(f"## Cross-validated figures ({result['folds']} folds, {result['documents']} documents)\n")
-        L.append("Everything that learns (vectorizer, boosters, thresholds) was fitted inside each training "
-                 "fold. Baseline: one-vs-rest logistic regression, `class_weight='balanced'`, C per label from "
-                 "{0.1, 1, 10, 100} by inner cross-validation, thresholds tuned the same way, same folds and features.\n")
-    else:
-        L.append(f"## Figures on a separate hand-tagged test file ({result['documents']} documents)\n")
-    for part, title in (("all", "Whole corpus"), ("uniform", "Uniform random arXiv sample only")):
-        if not t.get(part):
-            continue
-        L.append(f"### {title} ({t[part]['all']['documents']} documents)\n")
-        L.append("| facet | micro-F1 | macro-F1 | samples-F1 | precision (micro) | recall (micro) |"
-                 + (" baseline micro-F1 | baseline macro-F1 |" if b else ""))
-        L.append("|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if b else ""))
-        for f in ["all"] + [x.id for x in taxonomy.facets]:
-            r = t[part][f]
-            row = f"| {f} | {r['f1_micro']:.3f} | {r['f1_macro']:.3f} | {r['f1_samples']:.3f} | {r['precision_micro']:.3f} | {r['recall_micro']:.3f} |"
-            if b:
-                row += f" {b[part][f]['f1_micro']:.3f} | {b[part][f]['f1_macro']:.3f} |"
-            L.append(row)
-        r = t[part]["all"]
-        L.append(f"\nRanking (all labels): F1@5 {r['f1@5']:.3f}, NDCG {r['ndcg']:.3f}, precision@1/3/5 "
-                 f"{r['precision@1']:.3f} / {r['precision@3']:.3f} / {r['precision@5']:.3f}.\n")
-    L.append("## Per label (whole corpus)\n")
-    L.append("| label | support | precision | recall | F1 |" + (" baseline F1 |" if b else "") + " threshold |")
-    L.append("|---|---:|---:|---:|---:|" + ("---:|" if b else "") + "---:|")
-    bl = {r["label"]: r for r in b["per_label"]} if b else {}
-    for r in t["per_label"]:
-        row = f"| {r['label']} | {r['support']} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} |"
-        if b:
-            row += f" {bl[r['label']]['f1']:.3f} |"
-        row += f" {manifest.get('thresholds', {}).get(r['label'], float('nan')):.3f} |"
-        L.append(row)
-    L.append("\n## Parameters\n")
-    L.append("```json\n" + json.dumps(manifest.get("parameters", {}), indent=1, sort_keys=True) + "\n```\n")
-    L.append("Thresholds: per label, tuned on out-of-fold scores of the training corpus to maximise F1 and shrunk "
-             "toward the facet's threshold with weight n_pos / (n_pos + 10); `tagger label --threshold` overrides them.\n")
-    return "\n".join(L)

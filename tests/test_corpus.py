@@ -140,6 +140,31 @@ def test_shipped_corpus_is_clean(taxonomy, corpus_records):
     assert all(r["annotator"].startswith("agent:") for r in corpus_records)
 
 
+def test_shipped_corpus_has_its_provenance_fields(taxonomy, corpus_records):
+    if not any("licence" in r for r in corpus_records):
+        pytest.skip("fixtures/corpus.jsonl has no 'licence' fields yet (the second tagging round adds them)")
+    assert check_corpus(str(CORPUS), taxonomy, provenance=True) == []
+    assert sum(isinstance(r.get("year"), int) for r in corpus_records) > len(corpus_records) // 2
+
+
+def test_corpus_check_provenance_fields(tmp_path, taxonomy):
+    good = {"id": "a", "abstract": "A text.", "labels": [], "annotator": "me", "sample": "older-uniform",
+            "source": "arxiv-older.jsonl.gz", "licence": "CC0-1.0", "year": 1999}
+    rows = [good, {**good, "id": "b", "abstract": "B.", "year": None},  # null: year unknown
+            {**good, "id": "c", "abstract": "C.", "year": 1999.0, "licence": "", "sample": "Uniform"},
+            {k: v for k, v in {**good, "id": "d", "abstract": "D.", "year": True}.items() if k not in ("licence", "source")}]
+    path = str(write_jsonl(tmp_path / "c.jsonl", rows))
+    assert check_corpus(path, taxonomy) == []  # training's check: labels only
+    assert check_corpus(path, taxonomy, provenance=True) == [
+        f"{path}:3: c: 'year' must be an integer, not 1999.0",
+        f"{path}:3: c: 'licence' must be a non-empty string, not ''",
+        f"{path}:3: c: 'sample' is 'Uniform', not one of seed, uniform, rare-label-search, older-uniform, active",
+        f"{path}:4: d: 'year' must be an integer, not True",
+        f"{path}:4: d: no 'licence' (the text's licence)",
+        f"{path}:4: d: no 'source' (where the text came from)",
+    ]
+
+
 def test_corpus_check_finds_each_problem(tmp_path, taxonomy):
     rows = [{"id": "a", "abstract": "Some text.", "labels": ["modality:text"], "annotator": "me"},
             {"id": "a", "abstract": "some   TEXT.", "labels": ["modality:txt"], "annotator": "me"},

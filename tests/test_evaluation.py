@@ -5,11 +5,12 @@ import pytest
 from click.testing import CliRunner
 
 from tagger.cli import cli
-from tagger.evaluation import cross_validate, format_report
+from tagger.evaluation import cross_validate
+from tagger.report import format_report
 from tagger.metrics import per_label, prf, ranking
 from tagger.taxonomy import parse_taxonomy
 
-from conftest import write_jsonl
+from conftest import ROOT, write_jsonl
 from test_taxonomy import MINI
 
 
@@ -30,10 +31,60 @@ def test_metrics_by_hand():
     assert rows[1] == {"label": "b", "support": 1, "tp": 1, "fp": 1, "fn": 0, "precision": 0.5, "recall": 1.0, "f1": 0.6667}
 
 
+BIB_CASE = ROOT / "tests" / "bib_eval_case"
+YEARS = (2003, 2012, 2024, None, 2009, 2019)  # by row number, so each era has rows and some have no year
+
+
 @pytest.fixture(scope="module")
 def small_cv(corpus_sample, taxonomy):
-    recs = corpus_sample[::5]
-    return cross_validate(recs, taxonomy, k=3, inner_k=2, baseline=True, num_rounds=10)
+    from tagger.bibeval import load_bib_eval
+
+    recs = [{**r, "year": YEARS[i % len(YEARS)]} for i, r in enumerate(corpus_sample[::5])]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TAGGER_SHARED", str(BIB_CASE / "shared"))
+        bib, note = load_bib_eval(BIB_CASE / "bib-eval.jsonl", taxonomy)
+    return cross_validate(recs, taxonomy, k=3, inner_k=2, baseline=True, num_rounds=10, bib_eval=bib,
+                          bib_eval_note=note)
+
+
+def test_parts_by_sample_and_era():
+    from tagger.evaluation import parts
+
+    recs = [{"sample": "uniform", "year": 2009}, {"sample": "uniform", "year": 2010}, {"sample": "seed", "year": 2018},
+            {"sample": "seed", "year": 2019}, {"sample": "active"}, {"sample": "older-uniform", "year": "2001"},
+            {"sample": "uniform", "year": 1993}, {"sample": "seed", "year": None}, {"sample": "active", "year": 2030}]
+    p = parts(recs)
+    assert list(p["samples"]) == ["seed", "uniform", "active"]  # report order; older-uniform has 1 row
+    assert p["samples"]["seed"].tolist() == [False, False, True, True, False, False, False, True, False]
+    assert {k: np.flatnonzero(m).tolist() for k, m in p["eras"].items()} == {
+        "before 2010": [0, 6], "2010-2018": [1, 2], "2019 on": [3, 8]}  # "2001" (a string) and None: no era
+
+
+def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sample, taxonomy):
+    t, b = small_cv["tagger"], small_cv["baseline"]
+    n = small_cv["documents"]
+    eras = {k: v["all"]["documents"] for k, v in t["eras"].items()}
+    assert eras == {"before 2010": sum(1 for i in range(n) if YEARS[i % 6] in (2003, 2009)),
+                    "2010-2018": sum(1 for i in range(n) if YEARS[i % 6] == 2012),
+                    "2019 on": sum(1 for i in range(n) if YEARS[i % 6] in (2019, 2024))}
+    assert sum(eras.values()) < n  # rows without a year are in no era
+    from tagger.evaluation import SAMPLES
+
+    samples = corpus_sample[::5]
+    counts = {s: sum(r["sample"] == s for r in samples) for s in SAMPLES}
+    assert {k: v["all"]["documents"] for k, v in t["samples"].items()} == {s: c for s, c in counts.items() if c > 1}
+    assert t["samples"]["uniform"] == t["uniform"]
+    assert t["bib_eval"]["all"]["documents"] == 6 and b["bib_eval"]["all"]["documents"] == 6
+    assert small_cv["bib_eval"] == {"documents": 6, "note": "bib-eval: 6 entries of 1 .bib files under "
+                                    f"{BIB_CASE / 'shared' / 'bib'}"}
+    text = format_report(small_cv, taxonomy)
+    assert "== bib-eval: entries of real .bib files, never trained on: 6 documents, scored by a model trained" in text
+    rows = {line[:28].strip(): line[28:].split() for line in text.split("== by part")[1].splitlines()[2:] if line.strip()}
+    assert list(rows) == (["whole corpus"] + [f"sample {s}" for s in t["samples"]] + [f"era {e}" for e in eras]
+                          + ["bib-eval"])
+    assert rows["era 2010-2018"][0] == str(eras["2010-2018"])
+    tb = f"{t['bib_eval']['all']['f1_micro']:.3f} / {b['bib_eval']['all']['f1_micro']:.3f}"
+    assert " ".join(rows["bib-eval"][1:4]) == tb  # docs, then "tagger / baseline" of all micro
 
 
 def test_cross_validation_reports_every_figure(small_cv, taxonomy):
@@ -78,6 +129,55 @@ def test_evaluate_test_file_card_and_info(tmp_path, corpus_records, small_model_
     assert rows[0] == "label\tsupport\ttp\tfp\tfn\tprecision\trecall\tf1" and len(rows) == 41
     r = CliRunner().invoke(cli, ["info", str(model)])
     assert r.exit_code == 0 and r.output.startswith("# Model card") and "modality:text" in r.output
+
+
+def test_evaluate_scores_bib_eval_from_the_shared_folder(tmp_path, corpus_records, small_model_dir, taxonomy,
+                                                          monkeypatch):
+    from tagger.bibeval import load_bib_eval
+    from tagger.metrics import decide
+    from tagger.model import Model
+    from tagger.text import document_text
+    from tagger.training import label_matrix
+
+    test = write_jsonl(tmp_path / "t.jsonl", [{k: r[k] for k in ("id", "abstract", "labels", "annotator", "sample")}
+                                              for r in corpus_records[2::20]])
+    args = ["evaluate", "--test", str(test), "--model", str(small_model_dir), "--bib-eval",
+            str(BIB_CASE / "bib-eval.jsonl"), "--json", str(tmp_path / "f.json")]
+    monkeypatch.setenv("TAGGER_SHARED", str(BIB_CASE / "shared"))
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    got = json.loads((tmp_path / "f.json").read_text())["tagger"]["bib_eval"]
+    bib, _ = load_bib_eval(BIB_CASE / "bib-eval.jsonl", taxonomy)
+    m = Model.load(small_model_dir)
+    P = m.predict_proba([document_text(x) for x in bib])
+    T = decide(P, dict(zip(m.labels, m.thresholds.tolist())), taxonomy)
+    Y = label_matrix(bib, taxonomy.label_ids)
+    assert got["all"]["documents"] == 6
+    assert got["all"]["f1_micro"] == round(prf(Y, T)["f1_micro"], 4)
+    assert "bib-eval: 6 entries of 1 .bib files" in r.output
+    monkeypatch.setenv("TAGGER_SHARED", str(tmp_path / "nowhere"))
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    assert (f"bib-eval: skipped (6 entries of {BIB_CASE / 'bib-eval.jsonl'}): their texts are read from "
+            f"{tmp_path / 'nowhere' / 'bib'}, absent here (set TAGGER_SHARED to the shared folder)") in r.output
+    assert "bib_eval" not in json.loads((tmp_path / "f.json").read_text())["tagger"]
+
+
+@pytest.mark.parametrize("row, message", [
+    ({"file": "real/mini.bib", "key": "nokey", "labels": [], "annotator": "me"}, "has no entry 'nokey' with an abstract"),
+    ({"file": "real/gone.bib", "key": "x", "labels": [], "annotator": "me"}, "gone.bib: no such .bib file"),
+    ({"file": "real/mini.bib", "key": "rl2019", "labels": ["method:rl"], "annotator": "me"}, "unknown label 'method:rl'"),
+    ({"file": "real/mini.bib", "key": "rl2019", "labels": [], "annotator": "me", "abstract": "x"}, "keep labels only"),
+    ({"file": "real/mini.bib", "key": "rl2019", "labels": []}, "needs 'annotator'"),
+])
+def test_bad_bib_eval_rows_are_one_line_errors(tmp_path, taxonomy, monkeypatch, row, message):
+    from tagger.bibeval import load_bib_eval
+    from tagger.errors import TaggerError
+
+    monkeypatch.setenv("TAGGER_SHARED", str(BIB_CASE / "shared"))
+    p = write_jsonl(tmp_path / "b.jsonl", [{"file": "real/mini.bib", "key": "rl2019", "labels": [], "annotator": "me"}, row])
+    with pytest.raises(TaggerError, match=f"^{p}:2: .*" + message.replace("(", r"\(")):
+        load_bib_eval(p, taxonomy)
 
 
 def test_explanations_quote_the_text(shipped_model):

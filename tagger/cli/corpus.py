@@ -16,14 +16,17 @@ def corpus():
 @corpus.command("check")
 @click.argument("file")
 @click.option("--taxonomy", metavar="FILE", help="Taxonomy [default: $TAGGER_TAXONOMY, else the packaged one].")
+@click.option("--labels-only", is_flag=True,
+              help="Skip the project corpus's provenance fields (year, licence, sample, source).")
 @exit_code
-def corpus_check(file, taxonomy):
-    """Validate a hand-tagged corpus: unknown labels, duplicate ids or abstracts, empty abstracts."""
+def corpus_check(file, taxonomy, labels_only):
+    """Validate a hand-tagged corpus: unknown labels, duplicate ids or abstracts, empty abstracts,
+    missing annotators, and the provenance fields year (int), licence, sample and source."""
     from ..corpus import check_corpus, load_corpus
     from ..resources import taxonomy_path
     from ..taxonomy import load_taxonomy
 
-    problems = check_corpus(file, load_taxonomy(taxonomy_path(taxonomy)))
+    problems = check_corpus(file, load_taxonomy(taxonomy_path(taxonomy)), provenance=not labels_only)
     for p in problems:
         click.echo(p)
     if problems:

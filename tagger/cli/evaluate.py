@@ -24,21 +24,23 @@ from ._common import DEFAULT_CORPUS, exit_code, model_options, need_corpus, prog
               help="Write the figures as one self-contained page (bars, threshold curves, confused pairs).")
 @click.option("--learning-curve", metavar="FILE",
               help="A learning curve (JSON Lines, as benchmarks/learning_curve.py prints them) for --html and --json.")
+@click.option("--bib-eval", "bib_eval_file", metavar="FILE",
+              help="Hand tags of entries of real .bib files, texts read from the shared folder "
+                   "($TAGGER_SHARED, else ../shared beside the repository); reported as a separate set, "
+                   "never trained on [default: fixtures/bib-eval.jsonl when present].")
+@click.option("--no-bib-eval", is_flag=True, help="Leave the bib-eval set out.")
 @model_options
 @exit_code
-def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, html_out, learning_curve, model,
+def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, html_out, learning_curve, bib_eval_file,
+             no_bib_eval, model,
              taxonomy):
     """Cross-validated precision, recall and F1 (micro, macro, samples), per facet and label."""
     import json
 
     from ..corpus import check_corpus, load_corpus
-    from ..evaluation import (
-        cross_validate,
-        evaluate_model,
-        format_report,
-        model_card,
-        write_per_label,
-    )
+    from ..bibeval import DEFAULT_BIB_EVAL, load_bib_eval
+    from ..evaluation import cross_validate, evaluate_model
+    from ..report import format_report, model_card, write_per_label
     from ..model import Model
     from ..resources import model_dir, taxonomy_chosen, taxonomy_path
     from ..taxonomy import from_model_manifest, load_taxonomy
@@ -71,12 +73,18 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, html
         raise TaggerError(f"{path}: no hand-tagged examples")
     if not test_file and len(records) < 2 * folds:
         raise TaggerError(f"{path}: {len(records)} examples are too few for {folds}-fold cross-validation")
+    bib_eval, note = None, None
+    if not no_bib_eval and (bib_eval_file or os.path.exists(DEFAULT_BIB_EVAL)):
+        bib_eval, note = load_bib_eval(bib_eval_file or DEFAULT_BIB_EVAL, tax)  # before the long part
+    elif not no_bib_eval:
+        note = f"bib-eval: skipped (no {DEFAULT_BIB_EVAL} here; name one with --bib-eval FILE)"
     if test_file:
-        result = evaluate_model(Model.load(model_dir(model), tax), records, tax)
+        result = evaluate_model(Model.load(model_dir(model), tax), records, tax, bib_eval, note)
     else:
         bar, update = progress(f"{folds}-fold cross-validation")
         try:
-            result = cross_validate(records, tax, k=folds, baseline=baseline, progress=update)
+            result = cross_validate(records, tax, k=folds, baseline=baseline, progress=update, bib_eval=bib_eval,
+                                    bib_eval_note=note)
         finally:
             if bar:
                 bar.__exit__(None, None, None)

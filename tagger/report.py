@@ -1,0 +1,138 @@
+"""Reports of evaluation figures: the Annif-style text report, the per-label TSV and the model card.
+
+Inputs are the result dicts of :func:`tagger.evaluation.cross_validate` and
+:func:`tagger.evaluation.evaluate_model`.
+"""
+
+from __future__ import annotations
+
+#: Annif's names for the figures (``annif eval``), beside our JSON keys
+ANNIF_NAMES = [
+    ("precision_samples", "Precision (doc avg)"), ("recall_samples", "Recall (doc avg)"),
+    ("f1_samples", "F1 score (doc avg)"), ("precision_macro", "Precision (subj avg)"),
+    ("recall_macro", "Recall (subj avg)"), ("f1_macro", "F1 score (subj avg)"),
+    ("precision_micro", "Precision (microavg)"), ("recall_micro", "Recall (microavg)"),
+    ("f1_micro", "F1 score (microavg)"), ("f1@5", "F1@5"), ("ndcg", "NDCG"),
+    ("precision@1", "Precision@1"), ("precision@3", "Precision@3"), ("precision@5", "Precision@5"),
+]
+
+def _parts(block: dict) -> dict:
+    """``{part name: figures}`` of every reported part of one system's result, in report order:
+    "whole corpus", "sample <name>"..., "era <name>"..., "bib-eval"."""
+    out = {"whole corpus": block.get("all")}
+    out.update({f"sample {n}": f for n, f in (block.get("samples") or {}).items()})
+    out.update({f"era {n}": f for n, f in (block.get("eras") or {}).items()})
+    out["bib-eval"] = block.get("bib_eval")
+    return {k: v for k, v in out.items() if v}
+
+
+def format_report(result: dict, taxonomy) -> str:
+    """Annif-style text report: for the whole corpus, the uniform sample and bib-eval one row
+    per figure and a column per facet (and the baseline); then one row per part (each
+    sample, each era, bib-eval) with micro-F1 per facet and overall, and macro-F1."""
+    lines = []
+    systems = [s for s in ("tagger", "baseline") if s in result]
+    cols = ["all"] + [f.id for f in taxonomy.facets]
+    full = [("all", "whole corpus", result["tagger"].get("all")),
+            ("uniform", "uniform random arXiv sample only", result["tagger"].get("uniform")),
+            ("bib_eval", "bib-eval: entries of real .bib files, never trained on", result["tagger"].get("bib_eval"))]
+    for part, title, block in full:
+        if not block:
+            continue
+        n = block["all"]["documents"]
+        how = (f", {result['folds']}-fold cross-validation" if part != "bib_eval" else
+               ", scored by a model trained on the whole corpus") if "folds" in result else ""
+        lines.append(f"== {title}: {n} documents{how}")
+        lines.append(f"{'':28}" + "".join(f"{c[:12]:>13}" for c in cols for s in systems))
+        if len(systems) > 1:  # a second header row: which system each column is
+            lines.append(f"{'':28}" + "".join(f"{s[:12]:>13}" for c in cols for s in systems))
+        for key, name in ANNIF_NAMES:
+            vals = "".join(f"{result[s][part][c][key]:>13.4f}" for c in cols for s in systems)
+            lines.append(f"{name:28}{vals}")
+        lines.append("")
+    rows = _parts(result["tagger"])
+    if len(rows) > 1:
+        heads = ["docs"] + [f"{c} micro" if c == "all" else c for c in cols] + ["macro-F1"]
+        lines.append("== by part: micro-F1 per facet and overall, macro-F1 over labels"
+                     + (" (tagger / baseline)" if len(systems) > 1 else ""))
+        w = 15 if len(systems) > 1 else 10
+        lines.append(f"{'':28}{heads[0]:>6}" + "".join(f"{h[:w - 1]:>{w}}" for h in heads[1:]))
+        by_system = [_parts(result[s]) for s in systems]
+        for key in rows:
+            blocks = [d.get(key) for d in by_system]
+            cells = []
+            for c in cols + ["macro"]:
+                vals = [None if b is None else (b["all"]["f1_macro"] if c == "macro" else b[c]["f1_micro"]) for b in blocks]
+                cells.append(" / ".join("-" if v is None else f"{v:.3f}" for v in vals))
+            lines.append(f"{key[:27]:28}{blocks[0]['all']['documents']:>6}" + "".join(f"{c:>{w}}" for c in cells))
+        lines.append("")
+    note = (result.get("bib_eval") or {}).get("note")
+    if note:
+        lines.append(note)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_per_label(path, rows) -> None:
+    """The per-label table as TSV: label, support, tp, fp, fn, precision, recall, f1."""
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, delimiter="\t", lineterminator="\n")
+        keys = ["label", "support", "tp", "fp", "fn", "precision", "recall", "f1"]
+        w.writerow(keys)
+        for r in rows:
+            w.writerow([r[k] for k in keys])
+
+
+def model_card(manifest: dict, result: dict, taxonomy) -> str:
+    """The model card (``models/README.md``) as Markdown: corpus, figures per facet and per
+    label beside the baseline, thresholds, parameters, date and versions."""
+    import json
+
+    t, b = result["tagger"], result.get("baseline")
+    L = []
+    L.append(f"# Model card: {manifest.get('taxonomy_name', taxonomy.name)}\n")
+    L.append(f"Created {manifest.get('created')} from {manifest.get('corpus_size')} hand-tagged abstracts "
+             f"(corpus sha256 `{manifest.get('corpus_sha256', '')[:16]}…`), taxonomy fingerprint "
+             f"`{manifest.get('taxonomy_fingerprint', '')[:16]}…`, model format {manifest.get('format_version')}.")
+    L.append(f"{manifest.get('n_features')} TF-IDF terms, {manifest.get('n_trees')} trees; versions: "
+             + ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items()) + ".\n")
+    if "folds" in result:
+        L.append(f"## Cross-validated figures ({result['folds']} folds, {result['documents']} documents)\n")
+        L.append("Everything that learns (vectorizer, boosters, thresholds) was fitted inside each training "
+                 "fold. Baseline: one-vs-rest logistic regression, `class_weight='balanced'`, C per label from "
+                 "{0.1, 1, 10, 100} by inner cross-validation, thresholds tuned the same way, same folds and features.\n")
+    else:
+        L.append(f"## Figures on a separate hand-tagged test file ({result['documents']} documents)\n")
+    for part, title in (("all", "Whole corpus"), ("uniform", "Uniform random arXiv sample only")):
+        if not t.get(part):
+            continue
+        L.append(f"### {title} ({t[part]['all']['documents']} documents)\n")
+        L.append("| facet | micro-F1 | macro-F1 | samples-F1 | precision (micro) | recall (micro) |"
+                 + (" baseline micro-F1 | baseline macro-F1 |" if b else ""))
+        L.append("|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if b else ""))
+        for f in ["all"] + [x.id for x in taxonomy.facets]:
+            r = t[part][f]
+            row = f"| {f} | {r['f1_micro']:.3f} | {r['f1_macro']:.3f} | {r['f1_samples']:.3f} | {r['precision_micro']:.3f} | {r['recall_micro']:.3f} |"
+            if b:
+                row += f" {b[part][f]['f1_micro']:.3f} | {b[part][f]['f1_macro']:.3f} |"
+            L.append(row)
+        r = t[part]["all"]
+        L.append(f"\nRanking (all labels): F1@5 {r['f1@5']:.3f}, NDCG {r['ndcg']:.3f}, precision@1/3/5 "
+                 f"{r['precision@1']:.3f} / {r['precision@3']:.3f} / {r['precision@5']:.3f}.\n")
+    L.append("## Per label (whole corpus)\n")
+    L.append("| label | support | precision | recall | F1 |" + (" baseline F1 |" if b else "") + " threshold |")
+    L.append("|---|---:|---:|---:|---:|" + ("---:|" if b else "") + "---:|")
+    bl = {r["label"]: r for r in b["per_label"]} if b else {}
+    for r in t["per_label"]:
+        row = f"| {r['label']} | {r['support']} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} |"
+        if b:
+            row += f" {bl[r['label']]['f1']:.3f} |"
+        row += f" {manifest.get('thresholds', {}).get(r['label'], float('nan')):.3f} |"
+        L.append(row)
+    L.append("\n## Parameters\n")
+    L.append("```json\n" + json.dumps(manifest.get("parameters", {}), indent=1, sort_keys=True) + "\n```\n")
+    L.append("Thresholds: per label, tuned on out-of-fold scores of the training corpus to maximise F1 and shrunk "
+             "toward the facet's threshold with weight n_pos / (n_pos + 10); `tagger label --threshold` overrides them.\n")
+    return "\n".join(L)
