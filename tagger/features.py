@@ -38,6 +38,11 @@ def feature_version() -> dict:
 #: (benchmarks/tune_model.py, fixtures/README.md), while each booster file grows with the
 #: feature count (LightGBM writes every feature's range) and 23,500 terms made a 31 MB model.
 DEFAULT_TFIDF = {"ngram_max": 2, "min_df": 2, "max_df": 0.9, "max_features": 4000, "sublinear_tf": True, "stem": True}
+#: optional features (:mod:`tagger.extra_features`), off unless a model's settings turn them on
+EXTRA_FEATURES = {"negation": False, "cues": False, "title": False, "claims": False, "char": 0}
+#: the ones :class:`_BatchAnalyzer` builds at label time; the others are for screening only
+#: (benchmarks/tune_model.py scores them through scikit-learn's transform; training refuses them)
+LABEL_TIME_EXTRAS = frozenset({"negation", "cues"})
 
 
 @dataclass
@@ -62,6 +67,8 @@ class TfidfFeatures:
     ngram_max: int = 2
     sublinear_tf: bool = True
     stem: bool = True
+    #: optional features (:data:`EXTRA_FEATURES`); absent in older models' features.json
+    extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.index = {t: i for i, t in enumerate(self.terms)}
@@ -77,8 +84,11 @@ class TfidfFeatures:
         if self._analyzer is None:
             from .stemming import label_time_stemmer
 
+            from .extra_features import FeatureAnalyzer
+
             stem = label_time_stemmer(self.stem_exceptions) if self.stem else None
-            self._analyzer = Analyzer(stem=stem, stop_words=self.stop_words, ngram_max=self.ngram_max)
+            self._analyzer = FeatureAnalyzer(stem=stem, stop_words=self.stop_words, ngram_max=self.ngram_max,
+                                             **self.extra)
         return self._analyzer
 
     def transform(self, texts) -> "FeatureBatch":
@@ -115,7 +125,8 @@ class TfidfFeatures:
         """Plain-data form for the model directory (``features.json``)."""
         return {"terms": self.terms, "idf": self.idf, "stop_words": self.stop_words,
                 "stem_exceptions": self.stem_exceptions, "ngram_max": self.ngram_max,
-                "sublinear_tf": self.sublinear_tf, "stem": self.stem}
+                "sublinear_tf": self.sublinear_tf, "stem": self.stem,
+                **({"extra": self.extra} if any(self.extra.values()) else {})}
 
     @classmethod
     def from_json(cls, data: dict) -> "TfidfFeatures":
@@ -184,7 +195,12 @@ class _BatchAnalyzer:
 
         from .stemming import label_time_stemmer
 
+        from .extra_features import CUE, CUE_FIRST, CUE_SECOND, NEG, NEG_MARK_BYTES, mark_negation
+
         self.stem = label_time_stemmer(feats.stem_exceptions) if feats.stem else None
+        self.negate = mark_negation if feats.extra.get("negation") else None
+        self._neg_mark, self._neg = (NEG_MARK_BYTES, NEG) if self.negate else (None, "")
+        self.cues = bool(feats.extra.get("cues"))
         self._stop_bytes = frozenset(w.encode("ascii", "replace") for w in feats.stop_words)
         self._function_words = frozenset(w.encode("ascii") for w in FUNCTION_WORDS)  # as runs
         self.sublinear = feats.sublinear_tf
@@ -211,6 +227,9 @@ class _BatchAnalyzer:
             keys, cols = grams.setdefault(len(words), ([], []))
             keys.append(key)
             cols.append(j)
+        #: cue words as runs -> their part (-1: no vocabulary term has them)
+        self._cue_first = {w.encode("ascii"): parts.get(CUE + w, -1) for w in CUE_FIRST} if self.cues else {}
+        self._cue_second = {w.encode("ascii"): parts.get(CUE + w, -1) for w in CUE_SECOND} if self.cues else {}
         self.ngrams = []  # (n, sorted keys, their columns)
         for n, (keys, cols) in sorted(grams.items()):
             keys, cols = np.array(keys, dtype=np.int64), np.array(cols, dtype=np.int64)
@@ -226,6 +245,8 @@ class _BatchAnalyzer:
         self.n_known = 0  # ids below this have their facts in the arrays below
         self.part = np.empty(4096, dtype=np.int64)
         self.function_word = np.empty(4096, dtype=bool)
+        self.cue_first = np.empty(4096, dtype=np.int64)  # part of "@we" for the run "we", else -1
+        self.cue_second = np.empty(4096, dtype=np.int64)
 
     def _classify_new(self) -> None:
         """Part and function-word flag of the runs added to ``ids`` since the last call
@@ -238,6 +259,12 @@ class _BatchAnalyzer:
         while len(self.part) < total:  # grown by doubling: amortised O(1) per run
             self.part = np.concatenate([self.part, np.empty_like(self.part)])
             self.function_word = np.concatenate([self.function_word, np.empty_like(self.function_word)])
+            self.cue_first = np.concatenate([self.cue_first, np.empty_like(self.cue_first)])
+            self.cue_second = np.concatenate([self.cue_second, np.empty_like(self.cue_second)])
+        mark = self._neg_mark
+        if mark:  # a negated run is read as its base (stop word? number? function word?), stem "!stem"
+            negated = [r.startswith(mark) and len(r) > len(mark) for r in runs]
+            runs = [r[len(mark):] if n else r for r, n in zip(runs, negated)]
         stop, part, words, where = self._stop_bytes, [], [], []
         for k, r in enumerate(runs):
             if r.isdigit():
@@ -249,11 +276,41 @@ class _BatchAnalyzer:
                 words.append(r.decode("ascii"))
                 where.append(k)
         get = self.parts.get
-        for k, s in zip(where, self.stem.stem_words(words) if self.stem else words):
+        stems = self.stem.stem_words(words) if self.stem else words
+        if mark:
+            stems = [self._neg + s if negated[k] else s for k, s in zip(where, stems)]
+        for k, s in zip(where, stems):
             part[k] = get(s, -1)
         self.part[old:total] = part
         self.function_word[old:total] = [r in self._function_words for r in runs]
+        if self.cues:
+            plain = [not n for n in negated] if mark else [True] * len(runs)
+            self.cue_first[old:total] = [self._cue_first.get(r, -1) if p else -1 for r, p in zip(runs, plain)]
+            self.cue_second[old:total] = [self._cue_second.get(r, -1) if p else -1 for r, p in zip(runs, plain)]
         self.n_known = total
+
+    def _cue_grams(self, ids, doc, part, rows, cols) -> None:
+        """Append to ``rows``/``cols`` the cue bigrams (:mod:`tagger.extra_features`) of a batch:
+        over the tokens with stop words (``ids``, ``doc``, ``part`` of every token), a cue word
+        then a kept token (``@we propos``), or a kept token then a cue word (``particip @were``)."""
+        import numpy as np
+
+        two = [(keys, kcols) for n, keys, kcols in self.ngrams if n == 2]
+        if not two or len(ids) < 2:
+            return
+        keys, kcols = two[0]
+        same = doc[:-1] == doc[1:]
+        first, second = self.cue_first[ids], self.cue_second[ids]
+        a = same & (first[:-1] >= 0) & (part[1:] >= 0)
+        b = same & (second[1:] >= 0) & (part[:-1] >= 0)
+        key = np.concatenate([first[:-1][a] * self.P + part[1:][a], part[:-1][b] * self.P + second[1:][b]])
+        kdoc = np.concatenate([doc[:-1][a], doc[:-1][b]])
+        if not len(key):
+            return
+        pos = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
+        hit = keys[pos] == key
+        rows.append(kdoc[hit])
+        cols.append(kcols[pos[hit]])
 
     def transform(self, texts: list[str]) -> FeatureBatch:
         import numpy as np
@@ -263,8 +320,9 @@ class _BatchAnalyzer:
             self._reset()
         runs: list[bytes] = []
         lens = []
+        negate = self.negate
         for t in texts:
-            r = run_bytes(token_text(t))
+            r = run_bytes(negate(token_text(t)) if negate else token_text(t))
             runs += r
             lens.append(len(r))
         ids = np.fromiter(map(self.ids.__getitem__, runs), dtype=np.int64, count=len(runs))
@@ -283,6 +341,8 @@ class _BatchAnalyzer:
         hit = uc >= 0
         rows.append(sdoc[known][hit])
         cols.append(uc[hit])
+        if self.cues:
+            self._cue_grams(ids[is_token], doc[is_token], part[is_token], rows, cols)
         for n, keys, kcols in self.ngrams:
             m = len(seq) - n + 1
             if m <= 0:
@@ -321,8 +381,11 @@ def fit_tfidf(texts, params: dict | None = None):
 
     p = {**DEFAULT_TFIDF, **(params or {})}
     stop = sorted(ENGLISH_STOP_WORDS)
+    from .extra_features import FeatureAnalyzer
+
     stem = training_stemmer() if p["stem"] else None
-    analyzer = Analyzer(stem=stem, stop_words=stop, ngram_max=p["ngram_max"])
+    extra = {k: p.get(k, v) for k, v in EXTRA_FEATURES.items()}
+    analyzer = FeatureAnalyzer(stem=stem, stop_words=stop, ngram_max=p["ngram_max"], **extra)
     vec = TfidfVectorizer(analyzer=analyzer, min_df=p["min_df"], max_df=p["max_df"], max_features=p["max_features"],
                           sublinear_tf=p["sublinear_tf"], dtype=np.float64)
     X = vec.fit_transform(texts)
@@ -335,7 +398,8 @@ def fit_tfidf(texts, params: dict | None = None):
         terms[j] = t
     feats = TfidfFeatures(terms=terms, idf=[float(v) for v in vec.idf_], stop_words=stop,
                           stem_exceptions=exceptions, ngram_max=p["ngram_max"],
-                          sublinear_tf=p["sublinear_tf"], stem=p["stem"])
+                          sublinear_tf=p["sublinear_tf"], stem=p["stem"],
+                          extra={k: v for k, v in extra.items() if v})
     feats._sklearn = vec  # for tests comparing the two transforms; never saved
     return feats, X
 

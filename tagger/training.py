@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .features import TfidfFeatures, feature_version
+from .features import LABEL_TIME_EXTRAS, TfidfFeatures, feature_version
 from .model import DEFAULT_THRESHOLD, MODEL_FORMAT, Model
 from .taxonomy import Taxonomy
 
@@ -171,14 +171,26 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
                        (W, b_lin) if inner is not None else None)
 
 
+
+
 def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
     """Probabilities (n, L) of a :class:`FittedModel` through the numpy path (no files)."""
+    import numpy as np
+
     from .forest import flatten_boosters
 
     forest = flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
                               fm.n_outputs, fm.bias)
     manifest = _layout_manifest(fm, taxonomy)
     m = Model(".", manifest, fm.features, forest, fm.linear)
+    if set(fm.features.extra) - LABEL_TIME_EXTRAS:  # no label-time analyzer for these: scikit-learn's transform
+        from .features import FeatureBatch
+
+        X = fm.features._sklearn.transform(texts).tocoo()
+        o = np.lexsort((X.col, X.row))
+        batch = FeatureBatch(X.shape[0], X.row[o].astype(np.int64), X.col[o].astype(np.int64), X.data[o],
+                             np.zeros(X.shape[0], np.int64), np.zeros(X.shape[0], np.int64))
+        return m._link(m.raw_scores_of(batch))
     return m.predict_proba(texts)
 
 
@@ -303,6 +315,9 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
         thresholds = {lb.id: lb.threshold or DEFAULT_THRESHOLD for lb in taxonomy.labels}
         facet_th = {}
     fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params)
+    if set(fm.features.extra) - LABEL_TIME_EXTRAS:
+        raise ValueError(f"features {sorted(set(fm.features.extra) - LABEL_TIME_EXTRAS)} are for screening only "
+                         "(no label-time analyzer): a model with them cannot be saved")
     forest = flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
                               fm.n_outputs, fm.bias)
     manifest = _layout_manifest(fm, taxonomy, thresholds)
