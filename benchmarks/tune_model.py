@@ -15,8 +15,8 @@ line per setting: per-seed figures and their mean, seconds, and the model size o
 Usage: python benchmarks/tune_model.py OUT.jsonl [--seeds 0,1,2] [--jobs 2] [--nested]
            [--corpus FILE] NAME=JSON [NAME=JSON ...]
   JSON keys: "tfidf" (features settings, e.g. {"negation": true}), "lgbm" (LightGBM
-  parameters), "rounds", "stage2" (true or C: the label-dependency second stage, screened by
-  cross-fitting over the pooled out-of-fold scores).
+  parameters), "rounds", "stage2" (true: the label-dependency second stage; screened by
+  cross-fitting it over the pooled out-of-fold scores, nested as tagger evaluate fits it).
   e.g. python benchmarks/tune_model.py /tmp/t.jsonl base='{}' neg='{"tfidf":{"negation":true}}'
 """
 import argparse
@@ -29,6 +29,7 @@ sys.path.insert(0, ".")
 
 from tagger.corpus import load_corpus  # noqa: E402
 from tagger.extra_features import TITLE_SEP  # noqa: E402
+from tagger import stage2 as st2  # noqa: E402
 from tagger.metrics import decide, prf  # noqa: E402
 from tagger.taxonomy import load_taxonomy  # noqa: E402
 from tagger.text import document_text  # noqa: E402
@@ -49,10 +50,13 @@ def _task(args):
     kw = _fit_kw(spec)
     tr_texts = [texts[i] for i in tr]
     th = None
-    if nested:
-        Pin = out_of_fold_proba(tr_texts, Y[tr], tax, 3, seed + 1, **kw)
-        th, _ = tune_thresholds(Y[tr], Pin, tax)
     fm = fit(tr_texts, Y[tr], tax, **kw)
+    if nested:  # as tagger evaluate: thresholds (and the second stage) from an inner out-of-fold pass
+        Pin = out_of_fold_proba(tr_texts, Y[tr], tax, 3, seed + 1, **kw)
+        if spec.get("stage2"):
+            fm.stage2 = st2.fit(Pin, Y[tr])
+            Pin = st2.crossfit(Pin, Y[tr], stratified_folds(Y[tr], 3, seed + 7))
+        th, _ = tune_thresholds(Y[tr], Pin, tax)
     P = fitted_proba(fm, tax, [texts[i] for i in te])
     n_trees = sum(b.num_trees() for b in fm.boosters.values())
     return seed, n, te, P, th, fm.features.n_features, n_trees
@@ -64,26 +68,6 @@ def _figures(Y, T, tax):
     for f in tax.facets:
         cols = [labels.index(lb.id) for lb in f.labels]
         out[f"{f.id}_f1_micro"] = round(prf(Y[:, cols], T[:, cols])["f1_micro"], 4)
-    return out
-
-
-def _stage2_crossfit(P, Y, seed, C=1.0):
-    """Label dependencies, screened cheaply: per label a logistic regression over the logits of
-    every label's out-of-fold first-stage probability ``P`` (n, L), cross-fitted over 5 folds
-    of the rows (each row's second-stage score from a fit without it)."""
-    import numpy as np
-    from sklearn.linear_model import LogisticRegression
-
-    Z = np.log(np.clip(P, 1e-6, 1 - 1e-6) / (1 - np.clip(P, 1e-6, 1 - 1e-6)))
-    out = np.zeros_like(P)
-    for tr, te in stratified_folds(Y, 5, seed + 7):
-        for j in range(Y.shape[1]):
-            y = Y[tr, j]
-            if y.min() == y.max():
-                out[te, j] = P[te, j]
-                continue
-            lr = LogisticRegression(C=C, max_iter=2000).fit(Z[tr], y)
-            out[te, j] = lr.predict_proba(Z[te])[:, 1]
     return out
 
 
@@ -104,8 +88,8 @@ def run(name, spec, seeds, jobs, nested, tax, Y):
             size = {"n_features": n_feat, "n_trees": n_trees}
     per_seed = {}
     for s in seeds:
-        if spec.get("stage2") and not nested:
-            P[s] = _stage2_crossfit(P[s], Y, s, float(spec["stage2"]) if spec["stage2"] is not True else 1.0)
+        if spec.get("stage2") and not nested:  # cross-fitted over the pooled out-of-fold first stage
+            P[s] = st2.crossfit(P[s], Y, stratified_folds(Y, 5, s + 7))
         if not nested:
             th, _ = tune_thresholds(Y, P[s], tax)
             T[s] = decide(P[s], th, tax)

@@ -16,7 +16,7 @@ change is judged against a baseline given the same chances.
 from __future__ import annotations
 
 from .metrics import confused_pairs, decide, per_label, prf, ranking, threshold_curves
-from .training import (NUM_ROUNDS, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
+from .training import (NUM_ROUNDS, STAGE2, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
                        stratified_folds, tune_thresholds)
 from .text import document_text
 
@@ -128,7 +128,7 @@ def _best_f1(y, p) -> float:
 
 def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False, params=None,
                    num_rounds=NUM_ROUNDS, tfidf_params=None, progress=None, bib_eval=None,
-                   bib_eval_note=None) -> dict:
+                   bib_eval_note=None, stage2=STAGE2) -> dict:
     """k-fold cross-validation of the tagger (and optionally the LR baseline).
 
     Returns ``{"folds": k, "documents": n, "tagger": {"all": figures, "uniform": figures,
@@ -143,9 +143,12 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     ``bib_eval`` (records from :func:`tagger.bibeval.load_bib_eval`, never training data) is
     scored by a model fitted on all of ``records`` as ``tagger train`` fits it (thresholds from
     a ``THRESHOLD_FOLDS``-fold out-of-fold pass), the baseline likewise; ``bib_eval_note``
-    (str) is carried into the result as ``bib_eval.note``.
+    (str) is carried into the result as ``bib_eval.note``.  ``stage2``: with the
+    label-dependency second stage, fitted inside each training fold as ``tagger train`` does.
     """
     import numpy as np
+
+    from . import stage2 as st2
 
     texts = [document_text(r) for r in records]
     Y = label_matrix(records, taxonomy.label_ids)
@@ -160,8 +163,11 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     for tr, te in folds:
         tr_texts = [texts[i] for i in tr]
         Pin = out_of_fold_proba(tr_texts, Y[tr], taxonomy, inner_k, seed + 1, params, num_rounds, tfidf_params)
-        thresholds, _ = tune_thresholds(Y[tr], Pin, taxonomy)
         fm = fit(tr_texts, Y[tr], taxonomy, params, num_rounds, tfidf_params)
+        if stage2:  # fitted on the inner out-of-fold scores; thresholds on its cross-fitted ones
+            fm.stage2 = st2.fit(Pin, Y[tr])
+            Pin = st2.crossfit(Pin, Y[tr], stratified_folds(Y[tr], inner_k, seed + 7))
+        thresholds, _ = tune_thresholds(Y[tr], Pin, taxonomy)
         P["tagger"][te] = fitted_proba(fm, taxonomy, [texts[i] for i in te])
         T["tagger"][te] = decide(P["tagger"][te], thresholds, taxonomy)
         th_sum["tagger"] += [thresholds[lb] for lb in taxonomy.label_ids]
@@ -192,8 +198,12 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
         bt = [document_text(r) for r in bib_eval]
         Yb = label_matrix(bib_eval, taxonomy.label_ids)
         Pin = out_of_fold_proba(texts, Y, taxonomy, THRESHOLD_FOLDS, seed + 1, params, num_rounds, tfidf_params)
+        fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params)
+        if stage2:
+            fm.stage2 = st2.fit(Pin, Y)
+            Pin = st2.crossfit(Pin, Y, stratified_folds(Y, THRESHOLD_FOLDS, 7))
         thresholds, _ = tune_thresholds(Y, Pin, taxonomy)
-        Pb = fitted_proba(fit(texts, Y, taxonomy, params, num_rounds, tfidf_params), taxonomy, bt)
+        Pb = fitted_proba(fm, taxonomy, bt)
         out["tagger"]["bib_eval"] = figures(Yb, Pb, decide(Pb, thresholds, taxonomy), taxonomy)
         done += 1
         if progress:

@@ -71,7 +71,7 @@ class Model:
     ``facets`` is [(facet id, kind, [label ids])]; ``thresholds`` is a float array (L,).
     """
 
-    def __init__(self, path, manifest: dict, features: TfidfFeatures, forest, linear=None):
+    def __init__(self, path, manifest: dict, features: TfidfFeatures, forest, linear=None, stage2=None):
         import numpy as np
 
         self.path = Path(path)
@@ -80,6 +80,8 @@ class Model:
         self.forest = forest
         #: (W, b): the linear base, W (n_outputs, n_features) and b (n_outputs,) float64, or None
         self.linear = linear
+        #: (W (L, L), b (L,)): the label-dependency second stage (:mod:`tagger.stage2`), or None
+        self.stage2 = stage2
         self.labels: list[str] = manifest["labels"]
         self.facets = [(f["id"], f["kind"], f["labels"]) for f in manifest["facets"]]
         self.thresholds = np.array([manifest["thresholds"][lb] for lb in self.labels])
@@ -112,7 +114,8 @@ class Model:
             features = TfidfFeatures.from_json(json.loads((path / "features.json").read_text(encoding="utf-8")))
             forest = Forest.load(path / "trees.npz")
             linear = load_linear(path / "linear.npz") if (path / "linear.npz").exists() else None
-            model = cls(path, manifest, features, forest, linear)
+            second = load_linear(path / "stage2.npz") if (path / "stage2.npz").exists() else None
+            model = cls(path, manifest, features, forest, linear, second)
             model._check_shapes()
         except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, zipfile.BadZipFile) as e:
             raise ModelError(f"{path}: damaged model files ({e}); retrain with `tagger train`") from None
@@ -129,6 +132,9 @@ class Model:
         if self.linear is not None and (self.linear[0].shape != (n_out, self.features.n_features)
                                         or self.linear[1].shape != (n_out,)):
             raise ValueError("linear.npz does not fit the vocabulary and outputs")
+        L = len(self.labels)
+        if self.stage2 is not None and (self.stage2[0].shape != (L, L) or self.stage2[1].shape != (L,)):
+            raise ValueError("stage2.npz does not fit the labels")
 
     # -- scoring --------------------------------------------------------------------------
     def predict_proba(self, texts) -> "np.ndarray":
@@ -136,8 +142,18 @@ class Model:
 
         Binary labels: sigmoid of the booster's raw score.  Exclusive facets: softmax over the
         facet's classes (its labels plus "none"), each label's column its class probability.
+        With a second stage, its probabilities from those (:mod:`tagger.stage2`).
         """
-        return self._link(self.raw_scores(texts))
+        return self.proba_of_raw(self.raw_scores(texts))
+
+    def proba_of_raw(self, raw) -> "np.ndarray":
+        """Probabilities (n, L) from raw scores (n, n_outputs): the link, then the second stage."""
+        P = self._link(raw)
+        if self.stage2 is not None:
+            from .stage2 import apply
+
+            P = apply(P, *self.stage2)
+        return P
 
     def raw_scores(self, texts) -> "np.ndarray":
         """Raw scores (log-odds; logits for exclusive facets), shape (n_texts, n_outputs):
@@ -265,7 +281,7 @@ class Model:
         if not todo:
             return preds
         batch = self.features.transform(texts)
-        decided = self.decide(self._link(self.raw_scores_of(batch)), thresholds, facets)
+        decided = self.decide(self.proba_of_raw(self.raw_scores_of(batch)), thresholds, facets)
         for k, i in enumerate(todo):
             reason = not_english_reason(int(batch.n_tokens[k]), int(batch.n_function_words[k]))
             preds[i] = Prediction([], {}, reason) if reason else Prediction(*decided[k])
@@ -370,7 +386,7 @@ def abstain_reason(abstract: str, min_words: int = MIN_WORDS, title: str = "") -
     return not_english_reason(len(tokens), sum(t in FUNCTION_WORDS for t in tokens))
 
 def load_linear(path):
-    """``(W, b)`` from ``linear.npz``, loaded without pickle."""
+    """``(W, b)`` from ``linear.npz`` (or ``stage2.npz``), loaded without pickle."""
     import numpy as np
 
     with np.load(path, allow_pickle=False) as z:

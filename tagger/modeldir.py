@@ -12,7 +12,7 @@ from .features import dump_json
 from .model import ModelError
 
 #: every name a model directory may hold (training replaces the directory as a whole)
-MODEL_FILES = frozenset({"manifest.json", "features.json", "trees.npz", "linear.npz", "boosters", "README.md"})
+MODEL_FILES = frozenset({"manifest.json", "features.json", "trees.npz", "linear.npz", "stage2.npz", "boosters", "README.md"})
 
 
 def save_linear(path, W, b) -> None:
@@ -76,6 +76,8 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
         forest.save(tmp / "trees.npz")
         if fm.linear is not None:
             save_linear(tmp / "linear.npz", *fm.linear)
+        if getattr(fm, "stage2", None) is not None:
+            save_linear(tmp / "stage2.npz", *fm.stage2)
         with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, ensure_ascii=False, indent=1, sort_keys=True)
             fh.write("\n")

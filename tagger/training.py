@@ -54,6 +54,8 @@ LINEAR_FOLDS = 5
 THRESHOLD_FOLDS = 5
 #: a label's tuned threshold is shrunk toward its facet's: weight n_pos / (n_pos + SHRINK_K)
 SHRINK_K = 10
+#: fit the label-dependency second stage (tagger.stage2) by default
+STAGE2 = False
 
 
 def label_matrix(records, labels: list[str]):
@@ -82,6 +84,7 @@ class FittedModel:
     bias: list
     n_outputs: int
     linear: tuple = None  # (W (n_outputs, n_features), b (n_outputs,)): the linear base
+    stage2: tuple = None  # (W (L, L), b (L,)): the label-dependency second stage (tagger.stage2)
 
 
 def _linear_base(X, y, folds, C=LINEAR_C):
@@ -171,8 +174,6 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
                        (W, b_lin) if inner is not None else None)
 
 
-
-
 def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
     """Probabilities (n, L) of a :class:`FittedModel` through the numpy path (no files)."""
     import numpy as np
@@ -182,7 +183,7 @@ def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
     forest = flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
                               fm.n_outputs, fm.bias)
     manifest = _layout_manifest(fm, taxonomy)
-    m = Model(".", manifest, fm.features, forest, fm.linear)
+    m = Model(".", manifest, fm.features, forest, fm.linear, fm.stage2)
     if set(fm.features.extra) - LABEL_TIME_EXTRAS:  # no label-time analyzer for these: scikit-learn's transform
         from .features import FeatureBatch
 
@@ -190,7 +191,7 @@ def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
         o = np.lexsort((X.col, X.row))
         batch = FeatureBatch(X.shape[0], X.row[o].astype(np.int64), X.col[o].astype(np.int64), X.data[o],
                              np.zeros(X.shape[0], np.int64), np.zeros(X.shape[0], np.int64))
-        return m._link(m.raw_scores_of(batch))
+        return m.proba_of_raw(m.raw_scores_of(batch))
     return m.predict_proba(texts)
 
 
@@ -288,13 +289,17 @@ def corpus_hash(records) -> str:
 
 
 def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_ROUNDS,
-          tfidf_params=None, threshold_folds=THRESHOLD_FOLDS, progress=None, created=None) -> dict:
+          tfidf_params=None, threshold_folds=THRESHOLD_FOLDS, progress=None, created=None,
+          stage2=STAGE2) -> dict:
     """Train on hand-tagged ``records`` and write the model directory ``out_dir`` atomically.
 
     Steps: an out-of-fold pass (``threshold_folds`` folds) gives the probabilities that tune
     per-label thresholds (:func:`tune_thresholds`); then the final model is fitted on all
-    records.  The directory is built in a temporary sibling and swapped in by rename, so an
-    interrupted run leaves the old model intact.  Returns the manifest.
+    records.  With ``stage2`` (needs the out-of-fold pass), the label-dependency second stage
+    (:mod:`tagger.stage2`) is fitted on those out-of-fold probabilities, and the thresholds
+    are tuned on its cross-fitted scores instead.  The directory is built in a temporary
+    sibling and swapped in by rename, so an interrupted run leaves the old model intact.
+    Returns the manifest.
     """
     import importlib.metadata as md
     import time
@@ -307,14 +312,21 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     figures = {}
     if threshold_folds and threshold_folds > 1 and len(records) >= threshold_folds * 2:
         P = out_of_fold_proba(texts, Y, taxonomy, threshold_folds, 0, params, num_rounds, tfidf_params, progress)
+        second = None
+        if stage2:
+            from . import stage2 as st2
+
+            second = st2.fit(P, Y)
+            P = st2.crossfit(P, Y, stratified_folds(Y, threshold_folds, 7))
         thresholds, facet_th = tune_thresholds(Y, P, taxonomy)
         from .metrics import scores_by_facet
 
         figures = {"out_of_fold": scores_by_facet(Y, P, taxonomy, thresholds), "folds": threshold_folds}
     else:
         thresholds = {lb.id: lb.threshold or DEFAULT_THRESHOLD for lb in taxonomy.labels}
-        facet_th = {}
+        facet_th, second = {}, None
     fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params)
+    fm.stage2 = second
     if set(fm.features.extra) - LABEL_TIME_EXTRAS:
         raise ValueError(f"features {sorted(set(fm.features.extra) - LABEL_TIME_EXTRAS)} are for screening only "
                          "(no label-time analyzer): a model with them cannot be saved")
@@ -340,6 +352,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
         "parameters": {"lightgbm": {**LGBM_PARAMS, **(params or {})}, "num_rounds": num_rounds,
                        "tfidf": {**__import__("tagger.features", fromlist=["x"]).DEFAULT_TFIDF, **(tfidf_params or {})},
                        "threshold_folds": threshold_folds, "shrink_k": SHRINK_K,
+                       **({"stage2": {"C": __import__("tagger.stage2", fromlist=["x"]).STAGE2_C}} if second else {}),
                        "linear_base": {"C": LINEAR_C, "folds": LINEAR_FOLDS, "solver": "liblinear", "penalty": "l2"}},
         "n_features": fm.features.n_features,
         "n_trees": int(forest.n_trees),

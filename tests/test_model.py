@@ -214,3 +214,22 @@ def test_too_short_counts_words_exactly_up_to_the_limit(n, short):
     text = " \n ".join(["word"] * n)
     got = too_short_reason(text, 20)
     assert (got == f"too short to judge: {n} word{'' if n == 1 else 's'}, fewer than 20") if short else got is None
+
+
+def test_second_stage_is_saved_and_applied_by_the_numpy_path(corpus_records, taxonomy, tmp_path):
+    from tagger import stage2
+
+    recs = corpus_records[::6]
+    m = train(recs, taxonomy, tmp_path / "s2", num_rounds=5, threshold_folds=3, stage2=True)
+    assert m["parameters"]["stage2"] == {"C": stage2.STAGE2_C}
+    model = Model.load(tmp_path / "s2")
+    W, b = model.stage2
+    L = len(taxonomy.label_ids)
+    assert W.shape == (L, L) and np.abs(W - np.diag(np.diag(W))).sum() > 0  # labels lean on each other
+    texts = [r["abstract"] for r in corpus_records[1::50]]
+    first = Model(model.path, model.manifest, model.features, model.forest, model.linear).predict_proba(texts)
+    want = 1 / (1 + np.exp(-(np.log(np.clip(first, 1e-6, 1 - 1e-6) / (1 - np.clip(first, 1e-6, 1 - 1e-6))) @ W.T + b)))
+    got = model.predict_proba(texts)
+    assert np.abs(got - want).max() < 1e-12 and np.abs(got - first).max() > 0.01
+    preds = model.predict([{"abstract": t} for t in texts], min_words=0)
+    assert [p.tags for p in preds] == [t for t, _ in model.decide(got)]
