@@ -10,7 +10,8 @@ or macro-F1 gains at least 0.005 as the mean over 3 fold seeds, no facet losing 
   inner 3-fold out-of-fold pass over the training part only, so no held-out row tunes anything.
 
 Folds run in ``--jobs`` processes (fork; each task is one (seed, fold) fit).  Writes one JSON
-line per setting: per-seed figures and their mean, seconds, and the model size of a fit.
+line per setting: per-seed figures and their mean, seconds, and the model size of a fit; a
+screen also writes NAME+stage2, the same out-of-fold scores through a cross-fitted second stage.
 
 Usage: python benchmarks/tune_model.py OUT.jsonl [--seeds 0,1,2] [--jobs 2] [--nested]
            [--corpus FILE] NAME=JSON [NAME=JSON ...]
@@ -71,7 +72,7 @@ def _figures(Y, T, tax):
     return out
 
 
-def run(name, spec, seeds, jobs, nested, tax, Y):
+def run(name, spec, seeds, jobs, nested, tax, Y, with_stage2=True):
     import numpy as np
 
     t = time.time()
@@ -86,19 +87,25 @@ def run(name, spec, seeds, jobs, nested, tax, Y):
             if th is not None:
                 T[seed][te] = decide(Pf, th, tax)
             size = {"n_features": n_feat, "n_trees": n_trees}
-    per_seed = {}
-    for s in seeds:
-        if spec.get("stage2") and not nested:  # cross-fitted over the pooled out-of-fold first stage
-            P[s] = st2.crossfit(P[s], Y, stratified_folds(Y, 5, s + 7))
-        if not nested:
-            th, _ = tune_thresholds(Y, P[s], tax)
-            T[s] = decide(P[s], th, tax)
-        per_seed[s] = _figures(Y, T[s], tax)
-    keys = list(per_seed[seeds[0]])
-    mean = {k: round(float(np.mean([per_seed[s][k] for s in seeds])), 4) for k in keys}
-    return {"name": name, "spec": spec, "protocol": "nested" if nested else "screen", "seeds": seeds,
-            "documents": int(len(Y)), "seconds": round(time.time() - t, 1), **size, "mean": mean,
-            "per_seed": per_seed}
+    rows = []
+    variants = [False, True] if not nested and not spec.get("stage2") and with_stage2 else [bool(spec.get("stage2"))]
+    for second in variants:
+        per_seed = {}
+        for s in seeds:
+            Ps = P[s]
+            if second and not nested:  # cross-fitted over the pooled out-of-fold first stage
+                Ps = st2.crossfit(P[s], Y, stratified_folds(Y, 5, s + 7))
+            if not nested:
+                th, _ = tune_thresholds(Y, Ps, tax)
+                T[s] = decide(Ps, th, tax)
+            per_seed[s] = _figures(Y, T[s], tax)
+        keys = list(per_seed[seeds[0]])
+        mean = {k: round(float(np.mean([per_seed[s][k] for s in seeds])), 4) for k in keys}
+        rows.append({"name": name + ("+stage2" if second and not spec.get("stage2") else ""),
+                     "spec": {**spec, **({"stage2": True} if second else {})},
+                     "protocol": "nested" if nested else "screen", "seeds": seeds, "documents": int(len(Y)),
+                     "seconds": round(time.time() - t, 1), **size, "mean": mean, "per_seed": per_seed})
+    return rows
 
 
 def main(argv=None):
@@ -121,10 +128,10 @@ def main(argv=None):
         # the title namespace needs to know where the title ends (TITLE_SEP instead of ". ")
         _G.update(texts=titled if (spec.get("tfidf") or {}).get("title") else plain,
                   Y=label_matrix(recs, tax.label_ids), tax=tax)
-        row = run(name, spec, seeds, a.jobs, a.nested, tax, _G["Y"])
-        print(json.dumps(row), flush=True)
-        with open(a.out, "a") as fh:
-            fh.write(json.dumps(row) + "\n")
+        for row in run(name, spec, seeds, a.jobs, a.nested, tax, _G["Y"]):
+            print(json.dumps(row), flush=True)
+            with open(a.out, "a") as fh:
+                fh.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":

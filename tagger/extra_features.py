@@ -15,7 +15,7 @@
 * ``char``: character n-grams of each kept token (``#tok#`` padded), ``~gram`` (screening only).
 
 :class:`FeatureAnalyzer` is the training side (handed to scikit-learn); the label-time side of
-``negation`` and ``cues`` is in :class:`tagger.features._BatchAnalyzer`.
+``negation`` and ``cues`` is in :class:`tagger.features._BatchAnalyzer` (with :func:`cue_bigrams`).
 """
 
 from __future__ import annotations
@@ -132,3 +132,27 @@ class FeatureAnalyzer(Analyzer):
                 w = f"#{base}#"
                 terms.extend("~" + w[i:i + n] for i in range(len(w) - n + 1))
         return terms
+
+
+def cue_bigrams(keys, kcols, P, cue_first, cue_second, ids, doc, part):
+    """Label time: the ``(rows, cols)`` (int64 arrays) of the cue bigrams of a batch.
+
+    ``keys``/``kcols``: the vocabulary's sorted bigram keys and their columns; ``P``: the key
+    base; ``cue_first``/``cue_second``: per run id the part of ``@word`` (-1: not a cue);
+    ``ids``, ``doc``, ``part``: run id, row and part of every token of the batch in order
+    (stop words included, numbers not).  A cue word then a kept token (``@we propos``), or a
+    kept token then a cue word (``particip @were``), within one row.
+    """
+    import numpy as np
+
+    if len(ids) < 2:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    same = doc[:-1] == doc[1:]
+    first, second = cue_first[ids], cue_second[ids]
+    a = same & (first[:-1] >= 0) & (part[1:] >= 0)
+    b = same & (second[1:] >= 0) & (part[:-1] >= 0)
+    key = np.concatenate([first[:-1][a] * P + part[1:][a], part[:-1][b] * P + second[1:][b]])
+    kdoc = np.concatenate([doc[:-1][a], doc[:-1][b]])
+    pos = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
+    hit = keys[pos] == key if len(keys) else np.zeros(len(key), bool)
+    return kdoc[hit], kcols[pos[hit]]

@@ -289,29 +289,6 @@ class _BatchAnalyzer:
             self.cue_second[old:total] = [self._cue_second.get(r, -1) if p else -1 for r, p in zip(runs, plain)]
         self.n_known = total
 
-    def _cue_grams(self, ids, doc, part, rows, cols) -> None:
-        """Append to ``rows``/``cols`` the cue bigrams (:mod:`tagger.extra_features`) of a batch:
-        over the tokens with stop words (``ids``, ``doc``, ``part`` of every token), a cue word
-        then a kept token (``@we propos``), or a kept token then a cue word (``particip @were``)."""
-        import numpy as np
-
-        two = [(keys, kcols) for n, keys, kcols in self.ngrams if n == 2]
-        if not two or len(ids) < 2:
-            return
-        keys, kcols = two[0]
-        same = doc[:-1] == doc[1:]
-        first, second = self.cue_first[ids], self.cue_second[ids]
-        a = same & (first[:-1] >= 0) & (part[1:] >= 0)
-        b = same & (second[1:] >= 0) & (part[:-1] >= 0)
-        key = np.concatenate([first[:-1][a] * self.P + part[1:][a], part[:-1][b] * self.P + second[1:][b]])
-        kdoc = np.concatenate([doc[:-1][a], doc[:-1][b]])
-        if not len(key):
-            return
-        pos = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
-        hit = keys[pos] == key
-        rows.append(kdoc[hit])
-        cols.append(kcols[pos[hit]])
-
     def transform(self, texts: list[str]) -> FeatureBatch:
         import numpy as np
 
@@ -341,8 +318,13 @@ class _BatchAnalyzer:
         hit = uc >= 0
         rows.append(sdoc[known][hit])
         cols.append(uc[hit])
-        if self.cues:
-            self._cue_grams(ids[is_token], doc[is_token], part[is_token], rows, cols)
+        if self.cues and self.ngrams and self.ngrams[0][0] == 2:
+            from .extra_features import cue_bigrams
+
+            r, c = cue_bigrams(self.ngrams[0][1], self.ngrams[0][2], self.P, self.cue_first, self.cue_second,
+                               ids[is_token], doc[is_token], part[is_token])
+            rows.append(r)
+            cols.append(c)
         for n, keys, kcols in self.ngrams:
             m = len(seq) - n + 1
             if m <= 0:
