@@ -46,7 +46,10 @@ def _fit_kw(spec):
 
 def _task(args):
     """One fold: (seed, fold number, test rows, probabilities, thresholds or None, n_features, n_trees)."""
+    import numpy as np
+
     spec, seed, n, tr, te, nested = args
+    np.random.seed(1000 * seed + n)  # liblinear draws from numpy's global state: the same per task, whichever process
     texts, Y, tax = _G["texts"], _G["Y"], _G["tax"]
     kw = _fit_kw(spec)
     tr_texts = [texts[i] for i in tr]

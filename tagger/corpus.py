@@ -50,21 +50,25 @@ def provenance_problems(r: dict) -> list[str]:
     return out
 
 
-def check_corpus(path: str, taxonomy, provenance: bool = False) -> list[str]:
+def check_corpus(path: str, taxonomy, provenance: bool | str = False) -> list[str]:
     """Problems of a hand-tagged corpus against ``taxonomy``, one ``FILE:LINE: what`` each.
 
     Checks: unknown label ids, more than one label of an exclusive facet, duplicate ids,
     duplicate abstracts (after folding whitespace and case), empty abstracts, missing
     annotator; with ``provenance`` also the project corpus's fields
-    (:func:`provenance_problems`: year, licence, sample, source).  An empty list means the
-    corpus is fine.
+    (:func:`provenance_problems`: year, licence, sample, source); ``provenance="auto"``: when
+    any row has a ``licence`` (the project's corpus has one on every row; a corpus of your own
+    made by ``tagger annotate`` has none).  An empty list means the corpus is fine.
     """
     import re
 
     known = set(taxonomy.label_ids)
     exclusive = {f.id for f in taxonomy.facets if f.kind == "exclusive"}
     problems, ids, texts = [], {}, {}
-    for r in load_corpus(path):
+    records = load_corpus(path)
+    if provenance == "auto":
+        provenance = any("licence" in r for r in records)
+    for r in records:
         line, rid = r["_line"], r.get("id")
         where = f"{path}:{line}: {rid}"
         if rid in ids:

@@ -16,17 +16,18 @@ def corpus():
 @corpus.command("check")
 @click.argument("file")
 @click.option("--taxonomy", metavar="FILE", help="Taxonomy [default: $TAGGER_TAXONOMY, else the packaged one].")
-@click.option("--labels-only", is_flag=True,
-              help="Skip the project corpus's provenance fields (year, licence, sample, source).")
+@click.option("--provenance/--labels-only", default=None,
+              help="Also check the project corpus's provenance fields (year, licence, sample, source), or "
+                   "skip them [default: checked when any row has a 'licence', as the project's corpus does].")
 @exit_code
-def corpus_check(file, taxonomy, labels_only):
+def corpus_check(file, taxonomy, provenance):
     """Validate a hand-tagged corpus: unknown labels, duplicate ids or abstracts, empty abstracts,
-    missing annotators, and the provenance fields year (int), licence, sample and source."""
+    missing annotators, and (the project's corpus) the provenance fields year, licence, sample, source."""
     from ..corpus import check_corpus, load_corpus
     from ..resources import taxonomy_path
     from ..taxonomy import load_taxonomy
 
-    problems = check_corpus(file, load_taxonomy(taxonomy_path(taxonomy)), provenance=not labels_only)
+    problems = check_corpus(file, load_taxonomy(taxonomy_path(taxonomy)), provenance="auto" if provenance is None else provenance)
     for p in problems:
         click.echo(p)
     if problems:
