@@ -5,7 +5,7 @@ the shared folder's ``bib/``, e.g. ``real/foo.bib``), ``key`` (the entry key), `
 ``annotator``; the abstracts may not be committed, so they are read from the shared folder when
 it is there: ``$TAGGER_SHARED``, else ``shared/`` beside the repository that holds the
 bib-eval file (the way ``tests/conftest.py`` finds it).  Title and abstract of each entry are
-what the pre-commit hook gives the model (:func:`tagger.bib.update_bib_text`'s reading).
+what the pre-commit hook gives the model (:func:`tagger.bib.read_records`).
 These rows are evaluation data only, never training data.
 """
 
@@ -58,19 +58,14 @@ def read_rows(path) -> list[dict]:
 
 def bib_entries(path) -> dict[str, dict]:
     """``{key: {"key", "title", "abstract"}}`` of the entries of the ``.bib`` file ``path`` that
-    have an abstract, read as ``tagger bib`` reads them (LaTeX decoded, strings resolved)."""
-    from .bib import update_bib_text
+    have an abstract, read as ``tagger bib`` reads them (:func:`tagger.bib.read_records`:
+    LaTeX decoded, strings resolved)."""
+    from .bib import read_records
 
     with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-        text = fh.read()
-    seen: list[dict] = []
-
-    def capture(records):
-        seen.extend(records)
-        return [[] for _ in records]
-
-    update_bib_text(text, capture, facets=(), verify=False)
-    return {r["key"]: r for r in seen}
+        records, _problems = read_records(fh.read())
+    return {r["key"]: {"key": r["key"], "title": r["title"], "abstract": r["abstract"]}
+            for r in records if r["abstract"].strip()}
 
 
 def load_bib_eval(path, taxonomy) -> tuple[list[dict] | None, str]:
