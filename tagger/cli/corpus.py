@@ -18,7 +18,7 @@ def corpus():
 @click.option("--taxonomy", metavar="FILE", help="Taxonomy [default: $TAGGER_TAXONOMY, else the packaged one].")
 @click.option("--provenance/--labels-only", default=None,
               help="Also check the project corpus's provenance fields (year, licence, sample, source), or "
-                   "skip them [default: checked when any row has a 'licence', as the project's corpus does].")
+                   "skip them [default: checked for the project's corpus, a fixtures/corpus.jsonl].")
 @exit_code
 def corpus_check(file, taxonomy, provenance):
     """Validate a hand-tagged corpus: unknown labels, duplicate ids or abstracts, empty abstracts,
