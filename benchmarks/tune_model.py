@@ -75,7 +75,7 @@ def _figures(Y, T, tax):
     return out
 
 
-def run(name, spec, seeds, jobs, nested, tax, Y, with_stage2=True):
+def run(name, spec, seeds, jobs, nested, tax, Y, with_stage2=True, save_oof=None):
     import numpy as np
 
     t = time.time()
@@ -90,6 +90,9 @@ def run(name, spec, seeds, jobs, nested, tax, Y, with_stage2=True):
             if th is not None:
                 T[seed][te] = decide(Pf, th, tax)
             size = {"n_features": n_feat, "n_trees": n_trees}
+    if save_oof:
+        for s in seeds:
+            np.save(f"{save_oof}/{name}-seed{s}.npy", P[s])
     rows = []
     variants = [False, True] if not nested and not spec.get("stage2") and with_stage2 else [bool(spec.get("stage2"))]
     for second in variants:
@@ -119,6 +122,7 @@ def main(argv=None):
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--nested", action="store_true")
     ap.add_argument("--corpus", default="fixtures/corpus.jsonl")
+    ap.add_argument("--save-oof", metavar="DIR", help="save each seed's out-of-fold probabilities as DIR/NAME-seedS.npy")
     a = ap.parse_args(argv)
     tax = load_taxonomy("taxonomy.yaml")
     recs = load_corpus(a.corpus)
@@ -131,7 +135,7 @@ def main(argv=None):
         # the title namespace needs to know where the title ends (TITLE_SEP instead of ". ")
         _G.update(texts=titled if (spec.get("tfidf") or {}).get("title") else plain,
                   Y=label_matrix(recs, tax.label_ids), tax=tax)
-        for row in run(name, spec, seeds, a.jobs, a.nested, tax, _G["Y"]):
+        for row in run(name, spec, seeds, a.jobs, a.nested, tax, _G["Y"], save_oof=a.save_oof):
             print(json.dumps(row), flush=True)
             with open(a.out, "a") as fh:
                 fh.write(json.dumps(row) + "\n")
