@@ -216,10 +216,10 @@ def test_too_short_counts_words_exactly_up_to_the_limit(n, short):
     assert (got == f"too short to judge: {n} word{'' if n == 1 else 's'}, fewer than 20") if short else got is None
 
 
-def test_second_stage_is_saved_and_applied_by_the_numpy_path(corpus_records, taxonomy, tmp_path):
+def test_second_stage_is_saved_and_applied_by_the_numpy_path(corpus_sample, corpus_records, taxonomy, tmp_path):
     from tagger import stage2
 
-    recs = corpus_records[::6]
+    recs = corpus_sample[::6]
     m = train(recs, taxonomy, tmp_path / "s2", num_rounds=5, threshold_folds=3, stage2=True)
     assert m["parameters"]["stage2"] == {"C": stage2.STAGE2_C}
     model = Model.load(tmp_path / "s2")
