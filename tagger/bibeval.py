@@ -45,9 +45,11 @@ def read_rows(path) -> list[dict]:
                 raise TaggerError(f"{path}:{n}: not JSON ({e})") from None
             if not isinstance(r, dict):
                 raise TaggerError(f"{path}:{n}: not a JSON object")
-            for k in ("file", "key", "annotator"):
+            for k in ("file", "annotator"):
                 if not isinstance(r.get(k), str) or not r[k]:
                     raise TaggerError(f"{path}:{n}: needs {k!r}, a non-empty string")
+            if not isinstance(r.get("key"), str):  # may be "": real files hold entries without a key
+                raise TaggerError(f"{path}:{n}: needs 'key', a string")
             if not isinstance(r.get("labels"), list) or not all(isinstance(x, str) for x in r["labels"]):
                 raise TaggerError(f"{path}:{n}: needs 'labels', a list of label ids")
             if "abstract" in r or "title" in r:

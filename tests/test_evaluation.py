@@ -169,6 +169,7 @@ def test_evaluate_scores_bib_eval_from_the_shared_folder(tmp_path, corpus_record
     ({"file": "real/mini.bib", "key": "rl2019", "labels": ["method:rl"], "annotator": "me"}, "unknown label 'method:rl'"),
     ({"file": "real/mini.bib", "key": "rl2019", "labels": [], "annotator": "me", "abstract": "x"}, "keep labels only"),
     ({"file": "real/mini.bib", "key": "rl2019", "labels": []}, "needs 'annotator'"),
+    ({"file": "real/mini.bib", "key": 7, "labels": [], "annotator": "me"}, "needs 'key', a string"),
 ])
 def test_bad_bib_eval_rows_are_one_line_errors(tmp_path, taxonomy, monkeypatch, row, message):
     from tagger.bibeval import load_bib_eval
