@@ -121,6 +121,22 @@ def model_card(manifest: dict, result: dict, taxonomy) -> str:
         r = t[part]["all"]
         L.append(f"\nRanking (all labels): F1@5 {r['f1@5']:.3f}, NDCG {r['ndcg']:.3f}, precision@1/3/5 "
                  f"{r['precision@1']:.3f} / {r['precision@3']:.3f} / {r['precision@5']:.3f}.\n")
+    parts = _parts(t)
+    if len(parts) > 1:
+        facets = [x.id for x in taxonomy.facets]
+        L.append("### By part: each sample, each era (by `year`), bib-eval\n")
+        L.append("micro-F1 overall and per facet, macro-F1" + (" (tagger / baseline)" if b else "") + "; bib-eval "
+                 "(entries of real .bib files, never trained on) is scored by a model trained on the whole corpus.\n")
+        L.append("| part | documents | micro-F1 | " + " | ".join(facets) + " | macro-F1 |")
+        L.append("|---|---:|---:|" + "---:|" * len(facets) + "---:|")
+        bparts = _parts(b) if b else {}
+        for name, r in parts.items():
+            def cell(get):
+                return f"{get(r):.3f}" + (f" / {get(bparts[name]):.3f}" if name in bparts else "")
+            L.append(f"| {name} | {r['all']['documents']} | {cell(lambda x: x['all']['f1_micro'])} | "
+                     + " | ".join(cell(lambda x, f=f: x[f]["f1_micro"]) for f in facets)
+                     + f" | {cell(lambda x: x['all']['f1_macro'])} |")
+        L.append("")
     L.append("## Per label (whole corpus)\n")
     L.append("| label | support | precision | recall | F1 |" + (" baseline F1 |" if b else "") + " threshold |")
     L.append("|---|---:|---:|---:|---:|" + ("---:|" if b else "") + "---:|")

@@ -79,12 +79,20 @@ def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sam
                                     f"{BIB_CASE / 'shared' / 'bib'}"}
     text = format_report(small_cv, taxonomy)
     assert "== bib-eval: entries of real .bib files, never trained on: 6 documents, scored by a model trained" in text
-    rows = {line[:28].strip(): line[28:].split() for line in text.split("== by part")[1].splitlines()[2:] if line.strip()}
+    table = text.split("== by part")[1].split("\n\n")[0].splitlines()[2:]  # the rows, up to the blank line
+    rows = {line[:28].strip(): line[28:].split() for line in table}
+    assert text.split("== by part")[1].split("\n\n")[1].startswith("bib-eval: 6 entries of 1 .bib files")
     assert list(rows) == (["whole corpus"] + [f"sample {s}" for s in t["samples"]] + [f"era {e}" for e in eras]
                           + ["bib-eval"])
     assert rows["era 2010-2018"][0] == str(eras["2010-2018"])
     tb = f"{t['bib_eval']['all']['f1_micro']:.3f} / {b['bib_eval']['all']['f1_micro']:.3f}"
     assert " ".join(rows["bib-eval"][1:4]) == tb  # docs, then "tagger / baseline" of all micro
+    from tagger.report import model_card
+
+    card = model_card({"created": "x", "corpus_sha256": "", "taxonomy_fingerprint": ""}, small_cv, taxonomy)
+    line = next(x for x in card.splitlines() if x.startswith("| bib-eval |"))
+    assert line.startswith(f"| bib-eval | 6 | {tb} | ")
+    assert f"| era 2010-2018 | {eras['2010-2018']} |" in card
 
 
 def test_cross_validation_reports_every_figure(small_cv, taxonomy):
