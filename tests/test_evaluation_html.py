@@ -191,7 +191,11 @@ def test_page_figures_equal_the_json(evaluated, taxonomy):
             assert [1 - (y - y0) / h for _, y in pts] == pytest.approx(want, abs=1e-3), path
     labels, facets = taxonomy.label_ids, [f.id for f in taxonomy.facets]
     expected = {f"{s}/per_label/{lb}/{k}" for s in ("tagger", "baseline") for lb in labels for k in ("precision", "recall", "f1")}
-    expected |= {f"{s}/{part}/{f}/{k}" for s in ("tagger", "baseline") for part, fs in (("all", ["all"] + facets), ("uniform", ["all"]))
+    parts = [("all", ["all"] + facets)] + ([(f"samples/{n}", ["all"]) for n in result["tagger"]["samples"]]
+                                           + [(f"eras/{n}", ["all"]) for n in result["tagger"]["eras"]]
+                                           if result["tagger"].get("samples") else [("uniform", ["all"])])
+    assert "samples/uniform" in dict(parts)  # each sample and era is drawn, the uniform one among them
+    expected |= {f"{s}/{part}/{f}/{k}" for s in ("tagger", "baseline") for part, fs in parts
                  for f in fs for k in ("f1_micro", "f1_macro")}
     expected |= {f"tagger/threshold_curves/labels/{lb}/{k}" for lb in labels for k in ("threshold", "f1_at_threshold")}
     expected |= {f"tagger/confusions/{i}/documents" for i in range(len(result["tagger"]["confusions"]))}
