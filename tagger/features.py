@@ -27,10 +27,9 @@ FEATURES_VERSION = 1
 
 
 def feature_version() -> dict:
-    """``{"features": FEATURES_VERSION, "normaliser": text.NORMALISER_VERSION}``: what the
-    manifest records and :meth:`tagger.model.Model.load` compares (ints).  A text module
-    without the constant counts as normaliser version 1 (the normaliser of format-1 models)."""
-    return {"features": FEATURES_VERSION, "normaliser": getattr(_text, "NORMALISER_VERSION", 1)}
+    """``{"features": FEATURES_VERSION, "normaliser": text.NORMALIZER_VERSION}``: what the
+    manifest records and :meth:`tagger.model.Model.load` compares (ints)."""
+    return {"features": FEATURES_VERSION, "normaliser": _text.NORMALIZER_VERSION}
 
 #: vectorizer settings: min_df=2 drops hapaxes (they cannot generalise), max_df=0.9 drops terms
 #: in nearly every abstract, and the 4,000 most frequent terms are kept: cross-validated

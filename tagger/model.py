@@ -310,19 +310,16 @@ def _unit(v, what: str) -> float:
     return float(v)
 
 
-#: what a manifest without ``feature_version`` was built with (models before the field existed)
-LEGACY_FEATURE_VERSION = {"features": 1, "normaliser": 1}
-
-
 def check_feature_version(path, manifest: dict) -> None:
     """Raise :class:`ModelError` (one line, "... please retrain") when the model in ``path``
     was built by another feature or normaliser version than this tagger's
     (:func:`tagger.features.feature_version`): its vocabulary would not match the terms
-    this code makes of a text."""
+    this code makes of a text.  A manifest from before the field existed (no
+    ``feature_version``) is not checked: nothing says what it was built with."""
     from .features import feature_version
 
-    mine, theirs = feature_version(), manifest.get("feature_version", LEGACY_FEATURE_VERSION)
-    if theirs != mine:
+    mine, theirs = feature_version(), manifest.get("feature_version")
+    if theirs is not None and theirs != mine:
         def show(v):
             return ", ".join(f"{k} {v.get(k)}" for k in sorted(set(mine) | set(v))) if isinstance(v, dict) else repr(v)
         raise ModelError(f"{path}: model built with feature version ({show(theirs)}), but this tagger computes "
