@@ -29,9 +29,33 @@ def _same_training(old_manifest_path, new: dict) -> bool:
         old = json.loads(Path(old_manifest_path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    keys = ("corpus_sha256", "taxonomy_fingerprint", "parameters", "format_version", "normalizer_version",
-            "feature_version")
+    keys = ("corpus_sha256", "taxonomy_fingerprint", "parameters", "format_version", "feature_version")
     return all(old.get(k) == new.get(k) for k in keys)
+
+
+def card_header(manifest: dict) -> list[str]:
+    """The model card's first two lines after its title: when and from what corpus the
+    model was made, and its size and library versions (``evaluation.model_card``)."""
+    return [
+        f"Created {manifest.get('created')} from {manifest.get('corpus_size')} hand-tagged abstracts "
+        f"(corpus sha256 `{manifest.get('corpus_sha256', '')[:16]}…`), taxonomy fingerprint "
+        f"`{manifest.get('taxonomy_fingerprint', '')[:16]}…`, model format {manifest.get('format_version')}.",
+        f"{manifest.get('n_features')} TF-IDF terms, {manifest.get('n_trees')} trees; versions: "
+        + ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items()) + ".",
+    ]
+
+
+def refresh_card(card: str, manifest: dict) -> str:
+    """``card`` (a model card's Markdown) with its ``Created ...`` and ``... trees; versions:``
+    lines made anew from ``manifest``; the rest as it was."""
+    created, sizes = card_header(manifest)
+    lines = card.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("Created "):
+            lines[i] = created
+        elif " TF-IDF terms, " in line and "; versions: " in line:
+            lines[i] = sizes
+    return "\n".join(lines)
 
 
 def check_out_dir(out_dir) -> None:
@@ -82,7 +106,10 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
             json.dump(manifest, fh, ensure_ascii=False, indent=1, sort_keys=True)
             fh.write("\n")
         if out.is_dir() and (out / "README.md").is_file() and _same_training(out / "manifest.json", manifest):
-            shutil.copy2(out / "README.md", tmp / "README.md")  # the card still describes this model
+            # the card's figures still describe this model; its date, corpus and versions lines are this run's
+            card = (out / "README.md").read_text(encoding="utf-8")
+            as_written = json.loads((tmp / "manifest.json").read_text(encoding="utf-8"))  # keys sorted, as evaluate reads them
+            (tmp / "README.md").write_text(refresh_card(card, as_written), encoding="utf-8")
         old = None
         if out.exists():
             old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))

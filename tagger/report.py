@@ -93,11 +93,11 @@ def model_card(manifest: dict, result: dict, taxonomy) -> str:
     t, b = result["tagger"], result.get("baseline")
     L = []
     L.append(f"# Model card: {manifest.get('taxonomy_name', taxonomy.name)}\n")
-    L.append(f"Created {manifest.get('created')} from {manifest.get('corpus_size')} hand-tagged abstracts "
-             f"(corpus sha256 `{manifest.get('corpus_sha256', '')[:16]}…`), taxonomy fingerprint "
-             f"`{manifest.get('taxonomy_fingerprint', '')[:16]}…`, model format {manifest.get('format_version')}.")
-    L.append(f"{manifest.get('n_features')} TF-IDF terms, {manifest.get('n_trees')} trees; versions: "
-             + ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items()) + ".\n")
+    from .modeldir import card_header
+
+    created, sizes = card_header(manifest)
+    L.append(created)
+    L.append(sizes + "\n")
     if "folds" in result:
         L.append(f"## Cross-validated figures ({result['folds']} folds, {result['documents']} documents)\n")
         L.append("Everything that learns (vectorizer, boosters, thresholds) was fitted inside each training "

@@ -91,6 +91,20 @@ class Taxonomy:
                 return f
         raise KeyError(f"unknown facet {facet_id!r} (known: {', '.join(f.id for f in self.facets)})")
 
+    def thresholds(self, default: float | None = None) -> dict[str, float]:
+        """The decision thresholds the file sets: ``{label id: threshold}`` for every label
+        with its own ``threshold:`` or in a facet with one (the label's own wins); with
+        ``default``, every label, ``default`` for the others."""
+        out = {}
+        for f in self.facets:
+            for lb in f.labels:
+                th = lb.threshold if lb.threshold is not None else f.threshold
+                if th is None:
+                    th = default
+                if th is not None:
+                    out[lb.id] = th
+        return out
+
     def fingerprint(self) -> str:
         """SHA-256 over facet ids, kinds and label ids (not descriptions or keywords).
 

@@ -215,7 +215,8 @@ def tune_thresholds(Y, P, taxonomy: Taxonomy, shrink_k: float = SHRINK_K) -> tup
     For each facet, one threshold maximising the facet's micro-F1 (from a grid 0.05..0.95);
     then per label the threshold maximising that label's F1, shrunk toward the facet's with
     weight ``n_pos / (n_pos + shrink_k)``, so labels with few examples stay near the facet
-    value.  A threshold set in the taxonomy file wins over both.  Returns
+    value.  A threshold set in the taxonomy file replaces the tuned ones: a label's own for
+    that label, a facet's for every label of the facet without its own.  Returns
     ``(thresholds by label, thresholds by facet)``.
     """
     import numpy as np
@@ -237,8 +238,8 @@ def tune_thresholds(Y, P, taxonomy: Taxonomy, shrink_k: float = SHRINK_K) -> tup
             ft = float(grid[int(np.argmax(scores))]) if max(scores) > 0 else DEFAULT_THRESHOLD
         facet_th[facet.id] = ft
         for lb, j in zip(facet.labels, cols):
-            if lb.threshold is not None:
-                out[lb.id] = lb.threshold
+            if lb.threshold is not None or facet.threshold is not None:  # the taxonomy's, not tuned
+                out[lb.id] = lb.threshold if lb.threshold is not None else facet.threshold
                 continue
             yj, pj = Y[:, j].astype(bool), P[:, j]
             n_pos = int(yj.sum())
@@ -288,6 +289,17 @@ def corpus_hash(records) -> str:
     return h.hexdigest()
 
 
+def created_time() -> str:
+    """Now as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC), or the time ``$SOURCE_DATE_EPOCH`` (seconds
+    since 1970) names, so that two trainings can be byte-identical (reproducible-builds.org)."""
+    import os
+    import time
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    t = int(epoch) if epoch.isdigit() else time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
 def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_ROUNDS,
           tfidf_params=None, threshold_folds=THRESHOLD_FOLDS, progress=None, created=None,
           stage2=STAGE2) -> dict:
@@ -302,7 +314,6 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     Returns the manifest.
     """
     import importlib.metadata as md
-    import time
 
     from .forest import flatten_boosters
     from .text import document_text
@@ -323,7 +334,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
 
         figures = {"out_of_fold": scores_by_facet(Y, P, taxonomy, thresholds), "folds": threshold_folds}
     else:
-        thresholds = {lb.id: lb.threshold or DEFAULT_THRESHOLD for lb in taxonomy.labels}
+        thresholds = taxonomy.thresholds(DEFAULT_THRESHOLD)
         facet_th, second = {}, None
     fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params)
     fm.stage2 = second
@@ -334,7 +345,6 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
                               fm.n_outputs, fm.bias)
     manifest = _layout_manifest(fm, taxonomy, thresholds)
     from . import __version__
-    from .text import NORMALIZER_VERSION
 
     versions = {"tagger": __version__}
     for pkg in ("lightgbm", "scikit-learn", "nltk", "numpy", "snowballstemmer"):
@@ -358,9 +368,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
         "n_trees": int(forest.n_trees),
         "figures": figures,
         "versions": versions,
-        # what text.normalize did to the training text: a model fits only text normalised so
-        "normalizer_version": NORMALIZER_VERSION,
-        "created": created or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "created": created or created_time(),
     })
     from .modeldir import write_model_dir
 

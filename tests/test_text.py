@@ -143,4 +143,4 @@ def test_normalizer_version_is_recorded_by_training(small_model_dir):
     import json
 
     assert NORMALIZER_VERSION == 2
-    assert json.loads((small_model_dir / "manifest.json").read_text())["normalizer_version"] == NORMALIZER_VERSION
+    assert json.loads((small_model_dir / "manifest.json").read_text())["feature_version"]["normaliser"] == NORMALIZER_VERSION
