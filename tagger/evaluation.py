@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .metrics import confused_pairs, decide, per_label, prf, ranking, threshold_curves
 from .training import (NUM_ROUNDS, STAGE2, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
-                       stratified_folds, tune_thresholds)
+                       report_progress, stratified_folds, tune_thresholds)
 from .text import document_text
 
 BASELINE_CS = (0.1, 1.0, 10.0, 100.0)
@@ -160,7 +160,7 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     folds = stratified_folds(Y, k, seed)
     steps = (len(folds) + (1 if bib_eval else 0)) * len(systems)
     done = 0
-    for tr, te in folds:
+    for fold, (tr, te) in enumerate(folds, 1):
         tr_texts = [texts[i] for i in tr]
         Pin = out_of_fold_proba(tr_texts, Y[tr], taxonomy, inner_k, seed + 1, params, num_rounds, tfidf_params)
         fm = fit(tr_texts, Y[tr], taxonomy, params, num_rounds, tfidf_params)
@@ -173,7 +173,7 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
         th_sum["tagger"] += [thresholds[lb] for lb in taxonomy.label_ids]
         done += 1
         if progress:
-            progress(done, steps)
+            report_progress(progress, done, steps, f"fold {fold} of {k}: tagger")
         if baseline:
             Pb, thb = _baseline_oof(texts, Y, taxonomy, tr, te, inner_k, seed, tfidf_params)
             P["baseline"][te] = Pb
@@ -181,7 +181,7 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
             th_sum["baseline"] += [thb[lb] for lb in taxonomy.label_ids]
             done += 1
             if progress:
-                progress(done, steps)
+                report_progress(progress, done, steps, f"fold {fold} of {k}: baseline")
     out = {"folds": k, "documents": len(records), "uniform_documents": int(uniform.sum())}
     masks = parts(records)
     for s in systems:
@@ -207,13 +207,13 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
         out["tagger"]["bib_eval"] = figures(Yb, Pb, decide(Pb, thresholds, taxonomy), taxonomy)
         done += 1
         if progress:
-            progress(done, steps)
+            report_progress(progress, done, steps, "bib-eval entries: tagger")
         if baseline:
             Pbb, thb = _baseline_fit_score(texts, Y, bt, taxonomy, inner_k, seed, tfidf_params)
             out["baseline"]["bib_eval"] = figures(Yb, Pbb, decide(Pbb, thb, taxonomy), taxonomy)
             done += 1
             if progress:
-                progress(done, steps)
+                report_progress(progress, done, steps, "bib-eval entries: baseline")
     return out
 
 

@@ -26,45 +26,66 @@ def _parts(block: dict) -> dict:
     return {k: v for k, v in out.items() if v}
 
 
+#: the columns of :func:`format_report`: (figure key, heading)
+REPORT_COLUMNS = [("f1_micro", "F1 micro"), ("f1_macro", "F1 macro"), ("f1_samples", "F1 docs"),
+                  ("precision_micro", "P micro"), ("recall_micro", "R micro"), ("ndcg", "NDCG"),
+                  ("precision@1", "P@1")]
+#: the widest line :func:`format_report` writes
+REPORT_WIDTH = 100
+
+
+def report_parts(result: dict) -> list[tuple[str, str]]:
+    """The parts of ``result`` a report shows, as ``(path, title)``: the whole corpus, then
+    each sample and era (``samples``/``eras`` blocks), or else the uniform sample, then the
+    bib-eval entries, as far as the result has them."""
+    t = result["tagger"]
+    out = [("all", "whole corpus")]
+    if t.get("samples"):
+        out += [(f"samples/{n}", f"sample {n}") for n in t["samples"]]
+        out += [(f"eras/{n}", f"era {n}") for n in t.get("eras") or {}]
+    elif t.get("uniform"):
+        out.append(("uniform", "uniform random arXiv sample only"))
+    if t.get("bib_eval"):
+        out.append(("bib_eval", "bib-eval: entries of real .bib files, never trained on"))
+    return out
+
+
+def _block(result: dict, system: str, path: str):
+    node = result.get(system)
+    for part in path.split("/"):
+        node = (node or {}).get(part) if isinstance(node, dict) else None
+    return node
+
+
 def format_report(result: dict, taxonomy) -> str:
-    """Annif-style text report: for the whole corpus, the uniform sample and bib-eval one row
-    per figure and a column per facet (and the baseline); then one row per part (each
-    sample, each era, bib-eval) with micro-F1 per facet and overall, and macro-F1."""
+    """The text report: per part of the corpus (:func:`report_parts`), a heading with its
+    documents, then one row per facet (``all`` first) and system (tagger, then the baseline
+    when there is one) with the figures of :data:`REPORT_COLUMNS`; the bib-eval note last.
+    No line is wider than :data:`REPORT_WIDTH` (``--json`` has every figure)."""
+    systems = [s for s in ("tagger", "baseline") if result.get(s)]
+    facets = ["all"] + [f.id for f in taxonomy.facets]
+    room = REPORT_WIDTH - 9 - 10 * len(REPORT_COLUMNS)  # what is left for the facet column
+    fw = min(max(len(f) for f in facets) + 2, room)
     lines = []
-    systems = [s for s in ("tagger", "baseline") if s in result]
-    cols = ["all"] + [f.id for f in taxonomy.facets]
-    full = [("all", "whole corpus", result["tagger"].get("all")),
-            ("uniform", "uniform random arXiv sample only", result["tagger"].get("uniform")),
-            ("bib_eval", "bib-eval: entries of real .bib files, never trained on", result["tagger"].get("bib_eval"))]
-    for part, title, block in full:
-        if not block:
+    for path, title in report_parts(result):
+        top = _block(result, "tagger", path)
+        if not top:
             continue
-        n = block["all"]["documents"]
-        how = (f", {result['folds']}-fold cross-validation" if part != "bib_eval" else
-               ", scored by a model trained on the whole corpus") if "folds" in result else ""
-        lines.append(f"== {title}: {n} documents{how}")
-        lines.append(f"{'':28}" + "".join(f"{c[:12]:>13}" for c in cols for s in systems))
-        if len(systems) > 1:  # a second header row: which system each column is
-            lines.append(f"{'':28}" + "".join(f"{s[:12]:>13}" for c in cols for s in systems))
-        for key, name in ANNIF_NAMES:
-            vals = "".join(f"{result[s][part][c][key]:>13.4f}" for c in cols for s in systems)
-            lines.append(f"{name:28}{vals}")
-        lines.append("")
-    rows = _parts(result["tagger"])
-    if len(rows) > 1:
-        heads = ["docs"] + [f"{c} micro" if c == "all" else c for c in cols] + ["macro-F1"]
-        lines.append("== by part: micro-F1 per facet and overall, macro-F1 over labels"
-                     + (" (tagger / baseline)" if len(systems) > 1 else ""))
-        w = 15 if len(systems) > 1 else 10
-        lines.append(f"{'':28}{heads[0]:>6}" + "".join(f"{h[:w - 1]:>{w}}" for h in heads[1:]))
-        by_system = [_parts(result[s]) for s in systems]
-        for key in rows:
-            blocks = [d.get(key) for d in by_system]
-            cells = []
-            for c in cols + ["macro"]:
-                vals = [None if b is None else (b["all"]["f1_macro"] if c == "macro" else b[c]["f1_micro"]) for b in blocks]
-                cells.append(" / ".join("-" if v is None else f"{v:.3f}" for v in vals))
-            lines.append(f"{key[:27]:28}{blocks[0]['all']['documents']:>6}" + "".join(f"{c:>{w}}" for c in cells))
+        how = ""
+        if "folds" in result and path == "all":
+            how = f", {result['folds']}-fold cross-validation"
+        elif "folds" in result and path == "bib_eval":
+            how = ", scored by a model trained on the whole corpus"
+        head = f"== {title}: {top['all']['documents']} documents{how}"
+        lines.append(head if len(head) <= REPORT_WIDTH else head[:REPORT_WIDTH - 1] + "…")
+        lines.append(f"{'facet':<{fw}}{'system':<9}" + "".join(f"{h:>10}" for _, h in REPORT_COLUMNS))
+        for f in facets:
+            for i, s in enumerate(systems):
+                block = _block(result, s, path)
+                if not block or f not in block:
+                    continue
+                name = (f if len(f) <= fw - 1 else f[:fw - 2] + "…") if i == 0 else ""
+                lines.append(f"{name:<{fw}}{s:<9}" + "".join(f"{block[f][k]:>10.4f}" for k, _ in REPORT_COLUMNS))
         lines.append("")
     note = (result.get("bib_eval") or {}).get("note")
     if note:

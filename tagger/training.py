@@ -289,6 +289,15 @@ def corpus_hash(records) -> str:
     return h.hexdigest()
 
 
+def report_progress(progress, done: int, total: int, what: str) -> None:
+    """Call ``progress(done, total, what)``, or ``progress(done, total)`` for a callback of
+    two arguments (what ``train(progress=...)`` took before)."""
+    try:
+        progress(done, total, what)
+    except TypeError:
+        progress(done, total)
+
+
 def created_time() -> str:
     """Now as ``YYYY-MM-DDTHH:MM:SSZ`` (UTC), or the time ``$SOURCE_DATE_EPOCH`` (seconds
     since 1970) names, so that two trainings can be byte-identical (reproducible-builds.org)."""
@@ -304,6 +313,9 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
           tfidf_params=None, threshold_folds=THRESHOLD_FOLDS, progress=None, created=None,
           stage2=STAGE2) -> dict:
     """Train on hand-tagged ``records`` and write the model directory ``out_dir`` atomically.
+
+    ``progress(done, total, what)``, if given, is called after each step (each fold of the
+    out-of-fold pass, then the final fit), ``what`` saying which.
 
     Steps: an out-of-fold pass (``threshold_folds`` folds) gives the probabilities that tune
     per-label thresholds (:func:`tune_thresholds`); then the final model is fitted on all
@@ -321,8 +333,16 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     texts = [document_text(r) for r in records]
     Y = label_matrix(records, taxonomy.label_ids)
     figures = {}
-    if threshold_folds and threshold_folds > 1 and len(records) >= threshold_folds * 2:
-        P = out_of_fold_proba(texts, Y, taxonomy, threshold_folds, 0, params, num_rounds, tfidf_params, progress)
+    tuning = bool(threshold_folds and threshold_folds > 1 and len(records) >= threshold_folds * 2)
+    steps = threshold_folds + 1 if tuning else 1
+
+    def step(done, what):
+        if progress:
+            report_progress(progress, done, steps, what)
+
+    if tuning:
+        P = out_of_fold_proba(texts, Y, taxonomy, threshold_folds, 0, params, num_rounds, tfidf_params,
+                              lambda n, k: step(n, f"out-of-fold pass, fold {n} of {k}"))
         second = None
         if stage2:
             from . import stage2 as st2
@@ -341,6 +361,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     if set(fm.features.extra) - LABEL_TIME_EXTRAS:
         raise ValueError(f"features {sorted(set(fm.features.extra) - LABEL_TIME_EXTRAS)} are for screening only "
                          "(no label-time analyzer): a model with them cannot be saved")
+    step(steps, f"final model on all {len(records)} abstracts")
     forest = flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
                               fm.n_outputs, fm.bias)
     manifest = _layout_manifest(fm, taxonomy, thresholds)

@@ -79,14 +79,15 @@ def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sam
                                     f"{BIB_CASE / 'shared' / 'bib'}"}
     text = format_report(small_cv, taxonomy)
     assert "== bib-eval: entries of real .bib files, never trained on: 6 documents, scored by a model trained" in text
-    table = text.split("== by part")[1].split("\n\n")[0].splitlines()[2:]  # the rows, up to the blank line
-    rows = {line[:28].strip(): line[28:].split() for line in table}
-    assert text.split("== by part")[1].split("\n\n")[1].startswith("bib-eval: 6 entries of 1 .bib files")
-    assert list(rows) == (["whole corpus"] + [f"sample {s}" for s in t["samples"]] + [f"era {e}" for e in eras]
-                          + ["bib-eval"])
-    assert rows["era 2010-2018"][0] == str(eras["2010-2018"])
+    heads = [ln[3:].split(":")[0] for ln in text.splitlines() if ln.startswith("== ")]
+    assert heads == (["whole corpus"] + [f"sample {s}" for s in t["samples"]] + [f"era {e}" for e in eras]
+                     + ["bib-eval"])
+    assert f"== era 2010-2018: {eras['2010-2018']} documents\n" in text
+    section = text.split("== bib-eval")[1].split("\n\n")
+    rows = {tuple(ln.split()[:2]) for ln in section[0].splitlines()[2:]}
+    assert ("all", "tagger") in rows and ("baseline", f"{b['bib_eval']['all']['f1_micro']:.4f}") in rows
+    assert section[1].startswith("bib-eval: 6 entries of 1 .bib files")  # the note, last
     tb = f"{t['bib_eval']['all']['f1_micro']:.3f} / {b['bib_eval']['all']['f1_micro']:.3f}"
-    assert " ".join(rows["bib-eval"][1:4]) == tb  # docs, then "tagger / baseline" of all micro
     from tagger.report import model_card
 
     card = model_card({"created": "x", "corpus_sha256": "", "taxonomy_fingerprint": ""}, small_cv, taxonomy)
@@ -110,14 +111,33 @@ def test_cross_validation_reports_every_figure(small_cv, taxonomy):
     assert small_cv["baseline"]["all"]["all"]["f1_micro"] > 0.5
 
 
-def test_report_uses_annifs_names(small_cv, taxonomy):
+def test_report_rows_per_facet_and_system_within_100_columns(small_cv, taxonomy):
+    from tagger.report import REPORT_COLUMNS
+
     text = format_report(small_cv, taxonomy)
-    for name in ("F1 score (microavg)", "F1 score (subj avg)", "F1 score (doc avg)", "NDCG", "Precision@1"):
-        assert name in text
-    assert "uniform random arXiv sample only" in text
-    heads = text.splitlines()[1:3]  # facet ids whole, then which system each column is
-    assert heads[0].split() == [c for c in ["all"] + [f.id for f in taxonomy.facets] for _ in range(2)]
-    assert heads[1].split() == ["tagger", "baseline"] * (1 + len(taxonomy.facets))
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 100
+    assert lines[0].startswith("== whole corpus: ") and lines[0].endswith("-fold cross-validation")
+    assert lines[1].split() == ["facet", "system"] + [w for _, h in REPORT_COLUMNS for w in h.split()]
+    facets = ["all"] + [f.id for f in taxonomy.facets]
+    rows = lines[2:2 + 2 * len(facets)]
+    assert [r.split()[0] for r in rows[::2]] == facets and all(r.split()[1] == "tagger" for r in rows[::2])
+    assert all(r.split()[0] == "baseline" for r in rows[1::2])
+    all_tagger = [float(x) for x in rows[0].split()[2:]]
+    assert all_tagger == [round(small_cv["tagger"]["all"]["all"][k], 4) for k, _ in REPORT_COLUMNS]
+    assert "== sample uniform: " in text  # each sample, each era, in the same shape
+
+
+def test_report_shows_samples_and_eras_in_the_same_shape(small_cv, taxonomy):
+    result = json.loads(json.dumps(small_cv))
+    for s in ("tagger", "baseline"):
+        result[s]["samples"] = {"uniform": result[s]["all"], "active-learning-round-with-a-long-name": result[s]["all"]}
+        result[s]["eras"] = {"1993-2018": result[s]["all"]}
+    text = format_report(result, taxonomy)
+    heads = [ln for ln in text.splitlines() if ln.startswith("== ")]
+    assert [h.split(":")[0] for h in heads] == ["== whole corpus", "== sample uniform",
+                                               "== sample active-learning-round-with-a-long-name", "== era 1993-2018"]
+    assert max(map(len, text.splitlines())) <= 100 and text.count("\nall ") == 4
 
 
 def test_evaluate_test_file_card_and_info(tmp_path, corpus_records, small_model_dir):
@@ -130,7 +150,7 @@ def test_evaluate_test_file_card_and_info(tmp_path, corpus_records, small_model_
     r = CliRunner().invoke(cli, ["evaluate", "--test", str(test), "--model", str(model), "--json", str(tmp_path / "f.json"),
                                  "--per-label", str(tmp_path / "p.tsv"), "--card", str(model)])
     assert r.exit_code == 0, r.output
-    assert "F1 score (microavg)" in r.output
+    assert "F1 micro" in r.output
     figs = json.loads((tmp_path / "f.json").read_text())
     assert 0 < figs["tagger"]["all"]["all"]["f1_micro"] <= 1
     rows = (tmp_path / "p.tsv").read_text().splitlines()

@@ -92,8 +92,9 @@ def test_walkthrough(tmp_path):
     get = lambda prefix: next(v for k, v in out.items() if k.startswith(prefix))  # noqa: E731
     assert "robotics.jsonl: ok (60 examples)" in get("tagger corpus check")
     assert "trained 14 labels on 60 abstracts" in get("tagger train")
-    row = next(ln for ln in get("tagger evaluate").splitlines() if ln.startswith("F1 score (microavg)")).split()[3:]
-    figures = [f"{float(x):.3f}" for x in row]  # all, platform, task, approach
+    report = get("tagger evaluate").split("\n\n")[0].splitlines()  # the whole corpus: a row per facet and system
+    rows = {ln.split()[0]: ln.split() for ln in report[2:] if len(ln.split()) > 2 and ln.split()[1] == "tagger"}
+    figures = [f"{float(rows[f][2]):.3f}" for f in ("all", "platform", "task", "approach")]  # micro-F1
     assert f"micro-F1 {figures[0]} over all labels" in prose
     assert f"platform {figures[1]}, task {figures[2]}, approach {figures[3]}" in prose
     page = (work / "robotics-report.html").read_text(encoding="utf-8")

@@ -203,18 +203,25 @@ def stream(model, inputs, writer, opts, explain=0):
     kw = dict(text_field=opts["text_field"], title_field=opts["title_field"], thresholds=opts["threshold"],
               facets=opts.get("facets"), min_words=opts["min_words"], explain=explain, on_error=opts["on_error"],
               warn=warn, jobs=opts["jobs"], id_field=opts["id_field"])
+    ticker = Ticker("records tagged")
     try:
         if writer.renderer is not None:  # per-record output: rendered (and parsed) where the tagging is done
             for text, n in render_stream(model, inputs.batches(), writer.renderer, **kw):
+                ticker.clear()
                 writer.write_rendered(text, n)
                 writer.fh.flush()
+                ticker.update(writer.count)
         else:
             for rec, pred in label_stream(model, inputs.records(), **kw):
                 writer.write(rec, pred)
                 if writer.count % 256 == 0:
+                    ticker.clear()
                     writer.fh.flush()
+                    ticker.update(writer.count)
     except TaggerError as e:
         raise with_count(e, writer.count, opts["output"]) from None
+    finally:
+        ticker.clear()
     return writer.count, len(skipped)
 
 
@@ -267,18 +274,70 @@ def quiet_broken_pipe():
 
 # --- training ---------------------------------------------------------------------------
 
-def progress(label):
-    """A click progress bar on stderr when it is a terminal, else nothing."""
-    if not sys.stderr.isatty():
-        return None, None
-    bar = click.progressbar(length=1, label=label, file=sys.stderr)
-    bar.__enter__()
+class Progress:
+    """How far a long command is, on stderr: a click progress bar when stderr is a terminal,
+    else one line per step (``tagger: LABEL: WHAT``), so that a log shows that it moves.
+    Call it as ``progress(done, total, what)``; :meth:`close` ends the bar."""
 
-    def update(done, total):
-        bar.length = total
-        bar.update(done - bar.pos)
+    def __init__(self, label: str, stream=None):
+        self.label, self.stream = label, stream or sys.stderr
+        self.bar = None
+        if _isatty(self.stream):
+            self.bar = click.progressbar(length=1, label=label, file=self.stream)
+            self.bar.__enter__()
 
-    return bar, update
+    def __call__(self, done: int, total: int, what: str | None = None) -> None:
+        if self.bar is not None:
+            self.bar.length = total
+            self.bar.update(done - self.bar.pos)
+        else:
+            click.echo(f"tagger: {self.label}: {what or f'{done} of {total}'}", file=self.stream)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+class Ticker:
+    """A count of work done, shown on stderr after ``delay`` seconds and only when stderr is
+    a terminal (``tagger label``, ``tagger bib``): one line, rewritten in place at most every
+    0.2 s; :meth:`clear` removes it (before other output reaches the same terminal)."""
+
+    def __init__(self, what: str, delay: float = 2.0, stream=None, clock=None):
+        import time
+
+        self.what, self.delay = what, delay
+        self.stream = stream or sys.stderr
+        self.clock = clock or time.monotonic
+        self.on = _isatty(self.stream)
+        self.start = self.clock()
+        self.last, self.shown = 0.0, False
+
+    def update(self, n: int) -> None:
+        """Show that ``n`` records (entries) are done, if it is time to."""
+        if not self.on:
+            return
+        now = self.clock()
+        if now - self.start < self.delay or (self.shown and now - self.last < 0.2):
+            return
+        self.stream.write(f"\rtagger: {n:,} {self.what}\x1b[K")
+        self.stream.flush()
+        self.last, self.shown = now, True
+
+    def clear(self) -> None:
+        """Remove the line, if shown."""
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def _isatty(stream) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 #: the repository's hand-tagged corpus, relative to the repository root

@@ -6,7 +6,7 @@ import click
 
 from ..errors import TaggerError
 from ._app import cli
-from ._common import exit_code, load_model, model_options
+from ._common import Ticker, exit_code, load_model, model_options
 
 
 @cli.command()
@@ -44,8 +44,15 @@ def bib(files, check, strict, allow_unreadable, diff, field, encoding, min_words
                           "written; name another field")
     m = load_model(model, taxonomy)
 
+    ticker, done = Ticker("entries tagged so far"), [0]
+
     def predict(entries):
-        return [None if p.reason else p.tags for p in m.predict(entries, min_words=min_words)]
+        ticker.update(done[0])  # shown while the model works, after 2 s, on a terminal
+        try:
+            return [None if p.reason else p.tags for p in m.predict(entries, min_words=min_words)]
+        finally:
+            done[0] += len(entries)
+            ticker.clear()  # before bib prints its lines
 
     try:
         return bibmod.run(files, predict=predict, facets=m.facets, check=check, strict=strict, diff=diff,

@@ -8,7 +8,7 @@ import click
 
 from ..errors import TaggerError
 from ._app import cli
-from ._common import DEFAULT_CORPUS, exit_code, model_options, need_corpus, progress
+from ._common import DEFAULT_CORPUS, Progress, exit_code, model_options, need_corpus
 
 
 @cli.command()
@@ -81,13 +81,12 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, html
     if test_file:
         result = evaluate_model(Model.load(model_dir(model), tax), records, tax, bib_eval, note)
     else:
-        bar, update = progress(f"{folds}-fold cross-validation")
+        steps = Progress(f"{folds}-fold cross-validation")
         try:
-            result = cross_validate(records, tax, k=folds, baseline=baseline, progress=update, bib_eval=bib_eval,
+            result = cross_validate(records, tax, k=folds, baseline=baseline, progress=steps, bib_eval=bib_eval,
                                     bib_eval_note=note)
         finally:
-            if bar:
-                bar.__exit__(None, None, None)
+            steps.close()
     if learning_curve:
         result["learning_curve"] = curve
     click.echo(format_report(result, tax), nl=False)

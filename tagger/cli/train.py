@@ -6,7 +6,7 @@ import click
 
 from ..errors import TaggerError
 from ._app import cli
-from ._common import DEFAULT_CORPUS, exit_code, need_corpus, progress
+from ._common import DEFAULT_CORPUS, Progress, exit_code, need_corpus, plural
 
 
 @cli.command()
@@ -40,14 +40,13 @@ def train(corpus, taxonomy, out, folds, rounds):
     from ..modeldir import check_out_dir
 
     check_out_dir(out)
-    bar, update = progress("out-of-fold pass")
+    steps = Progress("training")
     try:
-        manifest = train_model(records, tax, out, num_rounds=rounds or NUM_ROUNDS, threshold_folds=folds, progress=update)
+        manifest = train_model(records, tax, out, num_rounds=rounds or NUM_ROUNDS, threshold_folds=folds, progress=steps)
     finally:
-        if bar:
-            bar.__exit__(None, None, None)
+        steps.close()
     figs = manifest.get("figures", {}).get("out_of_fold", {})
-    click.echo(f"trained {len(manifest['labels'])} labels on {manifest['corpus_size']} abstracts "
+    click.echo(f"trained {plural(len(manifest['labels']), 'label')} on {manifest['corpus_size']} abstracts "
                f"({manifest['n_features']} features, {manifest['n_trees']} trees) -> {out}")
     if figs:
         click.echo(f"out-of-fold F1 (micro/macro): {figs['all']['f1_micro']:.3f} / {figs['all']['f1_macro']:.3f}")
