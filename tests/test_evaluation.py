@@ -136,8 +136,9 @@ def test_report_shows_samples_and_eras_in_the_same_shape(small_cv, taxonomy):
     text = format_report(result, taxonomy)
     heads = [ln for ln in text.splitlines() if ln.startswith("== ")]
     assert [h.split(":")[0] for h in heads] == ["== whole corpus", "== sample uniform",
-                                               "== sample active-learning-round-with-a-long-name", "== era 1993-2018"]
-    assert max(map(len, text.splitlines())) <= 100 and text.count("\nall ") == 4
+                                               "== sample active-learning-round-with-a-long-name", "== era 1993-2018",
+                                               "== bib-eval"]
+    assert max(map(len, text.splitlines())) <= 100 and text.count("\nall ") == 5
 
 
 def test_evaluate_test_file_card_and_info(tmp_path, corpus_records, small_model_dir):
