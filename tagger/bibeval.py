@@ -70,17 +70,24 @@ def bib_entries(path) -> dict[str, dict]:
             for r in records if r["abstract"].strip()}
 
 
-def load_bib_eval(path, taxonomy) -> tuple[list[dict] | None, str]:
+def load_bib_eval(path, taxonomy, *, other_taxonomy_skips: bool = False) -> tuple[list[dict] | None, str]:
     """The bib-eval records (``title``, ``abstract``, ``labels``, ``id`` = ``file#key``) and a
     one-line note.  When the shared folder is absent, returns ``(None, note saying the set is
-    skipped)``.  Raises :class:`TaggerError` (file, line, what) for an unknown label, a
+    skipped)``; so too, with ``other_taxonomy_skips`` (the default set, not one the user named),
+    when its labels are not all labels of ``taxonomy`` (a model of another taxonomy).
+    Raises :class:`TaggerError` (file, line, what) for an unknown label, a
     missing ``.bib`` file or an entry without an abstract in the shared folder."""
     rows = read_rows(path)
+    known = set(taxonomy.label_ids)
+    if other_taxonomy_skips:
+        unknown = sorted({lb for r in rows for lb in r["labels"] if lb not in known})
+        if unknown:
+            return None, (f"bib-eval: skipped ({len(rows)} entries of {path}): tagged with another taxonomy "
+                          f"({len(unknown)} of its labels are not this one's, e.g. {unknown[0]!r})")
     shared = shared_dir(path)
     if not (shared / "bib").is_dir():
         return None, (f"bib-eval: skipped ({len(rows)} entries of {path}): their texts are read from "
                       f"{shared / 'bib'}, absent here (set TAGGER_SHARED to the shared folder)")
-    known = set(taxonomy.label_ids)
     files: dict[str, dict] = {}
     out = []
     for r in rows:

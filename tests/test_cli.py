@@ -295,7 +295,7 @@ def test_on_error_skip_skips_lines_that_are_not_records(tmp_path):
     assert "b.jsonl:2: invalid JSON" in r.output and "b.jsonl:3: expected a JSON object, found list" in r.output
 
 
-def test_explain_and_evaluate_with_an_exclusive_facet_model(tmp_path):
+def test_explain_and_evaluate_with_an_exclusive_facet_model(tmp_path, monkeypatch):
     from test_model import test_a_different_taxonomy_trains_and_predicts
 
     test_a_different_taxonomy_trains_and_predicts(tmp_path)  # trains tmp_path/mini
@@ -305,8 +305,15 @@ def test_explain_and_evaluate_with_an_exclusive_facet_model(tmp_path):
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     assert out["tags"][0] == "topic:vision" and out["explanations"]["topic:vision"]
+    monkeypatch.chdir(ROOT)  # where the default bib-eval set, tagged with the shipped taxonomy, is found
+    case = ROOT / "tests" / "bib_eval_case"
+    monkeypatch.setenv("TAGGER_SHARED", str(case / "shared"))
     r = run("evaluate", "--test", str(p), "--model", str(tmp_path / "mini"))
-    assert r.exit_code == 0 and "F1 micro" in r.output
+    assert r.exit_code == 0 and "F1 micro" in r.output, r.output
+    if (ROOT / "fixtures" / "bib-eval.jsonl").exists():
+        assert "bib-eval: skipped (" in r.output and "tagged with another taxonomy" in r.output
+    r = run("evaluate", "--test", str(p), "--model", str(tmp_path / "mini"), "--bib-eval", str(case / "bib-eval.jsonl"))
+    assert r.exit_code == 2 and "bib-eval.jsonl:1: unknown label 'modality:image'" in r.output, r.output
 
 
 def test_filter_threshold_retags(tmp_path):

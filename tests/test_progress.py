@@ -2,6 +2,7 @@
 evaluate); a count after 2 s, on a terminal only (label, bib)."""
 
 import io
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -61,8 +62,11 @@ def test_train_and_evaluate_say_each_step_when_not_on_a_terminal(tmp_path, corpu
     assert steps == ["tagger: training: out-of-fold pass, fold 1 of 2", "tagger: training: out-of-fold pass, fold 2 of 2",
                      f"tagger: training: final model on all {len(rows)} abstracts"]
     assert "trained 40 labels on" in r.output
-    r = CliRunner().invoke(cli, ["evaluate", "--corpus", str(corpus), "--folds", "2", "--baseline"])
+    case = Path(__file__).parent / "bib_eval_case"  # a bib-eval set of 6 entries with its own shared folder
+    r = CliRunner(env={"TAGGER_SHARED": str(case / "shared")}).invoke(
+        cli, ["evaluate", "--corpus", str(corpus), "--folds", "2", "--baseline", "--bib-eval", str(case / "bib-eval.jsonl")])
     assert r.exit_code == 0, r.output
     steps = [ln for ln in r.output.splitlines() if ln.startswith("tagger: 2-fold cross-validation: ")]
     assert [s.split(": ", 2)[2] for s in steps] == ["fold 1 of 2: tagger", "fold 1 of 2: baseline",
-                                                    "fold 2 of 2: tagger", "fold 2 of 2: baseline"]
+                                                    "fold 2 of 2: tagger", "fold 2 of 2: baseline",
+                                                    "bib-eval entries: tagger", "bib-eval entries: baseline"]

@@ -75,7 +75,8 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, html
         raise TaggerError(f"{path}: {len(records)} examples are too few for {folds}-fold cross-validation")
     bib_eval, note = None, None
     if not no_bib_eval and (bib_eval_file or os.path.exists(DEFAULT_BIB_EVAL)):
-        bib_eval, note = load_bib_eval(bib_eval_file or DEFAULT_BIB_EVAL, tax)  # before the long part
+        bib_eval, note = load_bib_eval(bib_eval_file or DEFAULT_BIB_EVAL, tax,  # before the long part
+                                       other_taxonomy_skips=not bib_eval_file)
     elif not no_bib_eval:
         note = f"bib-eval: skipped (no {DEFAULT_BIB_EVAL} here; name one with --bib-eval FILE)"
     if test_file:
