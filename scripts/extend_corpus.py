@@ -21,7 +21,12 @@ Usage: python scripts/extend_corpus.py TAGWORK FIXTURES_DIR
 import json
 import re
 import sys
+import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tagger.annotate.agreement import agreement  # noqa: E402
+from tagger.annotate.merge import MergeConflict, merge_batches  # noqa: E402
 
 CC0 = "CC0-1.0 (arXiv metadata)"
 SEED_LICENCE = "seed document given to the project for its fixtures (shared/README.md)"
@@ -29,6 +34,12 @@ SEED_LICENCE = "seed document given to the project for its fixtures (shared/READ
 
 def read_jsonl(p):
     return [json.loads(line) for line in open(p, encoding="utf-8") if line.strip()]
+
+
+def write_jsonl(path, rows):
+    with open(path, "w", encoding="utf-8") as fh:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
 
 
 def arxiv_year(rid):
@@ -41,13 +52,11 @@ def arxiv_year(rid):
 
 
 def micro_f1(pairs):
-    tp = fp = fn = 0
-    for a, b in pairs:
-        a, b = set(a), set(b)
-        tp += len(a & b)
-        fp += len(b - a)
-        fn += len(a - b)
-    return 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 1.0
+    """Micro-F1 between the two passes of ``pairs`` (first-pass labels, second-pass labels), by
+    the code of ``tagger corpus agreement``."""
+    a = [{"id": str(k), "labels": x} for k, (x, _) in enumerate(pairs)]
+    b = [{"id": str(k), "labels": y} for k, (_, y) in enumerate(pairs)]
+    return agreement(a, b)["groups"]["all"]["micro_f1"]["all"]
 
 
 def main(tagwork, fixtures):
@@ -95,11 +104,10 @@ def main(tagwork, fixtures):
     for i, (l2, _) in second.items():
         if i in first:
             per_batch.setdefault(batch_of[i], []).append((first[i][0], l2))
-    low = {b: micro_f1(p) for b, p in per_batch.items() if micro_f1(p) < 0.90}
     for b, p in sorted(per_batch.items()):
-        print(f"batch {b}: {len(p)} doubly tagged, micro-F1 {micro_f1(p):.3f}" + ("  <- re-tag" if b in low else ""))
-    new, bib_eval, p1, p2, settled, pending = [], [], [], [], [], []
-    texts = {" ".join(r["abstract"].split()).lower() for r in corpus}
+        f1 = micro_f1(p)
+        print(f"batch {b}: {len(p)} doubly tagged, micro-F1 {f1:.3f}" + ("  <- re-tag" if f1 < 0.90 else ""))
+    keep, texts = [], {" ".join(r["abstract"].split()).lower() for r in corpus}
     for i in pool:
         if i not in first or i in have:
             continue
@@ -109,19 +117,25 @@ def main(tagwork, fixtures):
                 print(f"{i}: same abstract as a row already in the corpus; left out")
                 continue
             texts.add(norm)
-        labels, who = first[i]
-        if i in second:
-            l2, who2 = second[i]
-            p1.append({"id": i, "labels": labels, "annotator": who})
-            p2.append({"id": i, "labels": l2, "annotator": who2})
-            if l2 == labels:
-                who = f"{who}+{who2}"
-            elif i in adj:
-                labels, who3 = adj[i]
-                who = f"{who}+{who2}, adjudicated {who3}"
-                settled.append({"id": i, "labels": labels, "annotator": who3})
-            else:
-                pending.append(i)
+        keep.append(i)
+    # the passes are merged by `tagger corpus merge`'s code: A+B, adjudicated C
+    p1 = [{"id": i, "labels": first[i][0], "annotator": first[i][1]} for i in keep]
+    p2 = [{"id": i, "labels": second[i][0], "annotator": second[i][1]} for i in keep if i in second]
+    settled = [{"id": i, "labels": adj[i][0], "annotator": adj[i][1]} for i in keep if i in adj]
+    with tempfile.TemporaryDirectory() as d:
+        files = [Path(d, n) for n in ("pass1.jsonl", "pass2.jsonl", "adjudicated.jsonl")]
+        for path, rows in zip(files, (p1, p2, settled)):
+            write_jsonl(path, rows)
+        try:
+            merged = {r["id"]: r for r in merge_batches([str(files[0]), str(files[1])], str(files[2]))}
+        except MergeConflict as e:
+            (tw / "pending-adjudication.txt").write_text("\n".join(e.ids) + "\n")
+            sys.exit(f"{len(e.ids)} doubly tagged abstracts await adjudication "
+                     f"(listed in {tw / 'pending-adjudication.txt'}); nothing written")
+    p1 = [r for r in p1 if r["id"] in second]
+    new, bib_eval = [], []
+    for i in keep:
+        labels, who = merged[i]["labels"], merged[i]["annotator"]
         r = pool[i]
         if kind[i] == "bib-eval":
             bib_eval.append({"file": r["file"], "key": r["key"], "labels": labels, "annotator": who})
@@ -145,17 +159,12 @@ def main(tagwork, fixtures):
     settled = old_adj + [r for r in settled if r["id"] not in known]
     for path, rows in [(fx / "corpus.jsonl", out), (ag / "pass1.jsonl", p1), (ag / "pass2.jsonl", p2),
                        (ag / "adjudicated.jsonl", settled), (fx / "bib-eval.jsonl", bib_eval)]:
-        with open(path, "w", encoding="utf-8") as fh:
-            for r in rows:
-                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+        write_jsonl(path, rows)
     counts = {}
     for r in out:
         counts[r["sample"]] = counts.get(r["sample"], 0) + 1
     print(f"corpus {len(out)} {counts}; bib-eval {len(bib_eval)}; doubly tagged {len(p1)}; "
-          f"adjudicated {len(settled)}; awaiting adjudication {len(pending)}")
-    if pending:
-        with open(tw / "pending-adjudication.txt", "w") as fh:
-            fh.write("\n".join(pending) + "\n")
+          f"adjudicated {len(settled)}")
 
 
 if __name__ == "__main__":
