@@ -11,6 +11,8 @@ These rows are evaluation data only, never training data.
 
 from __future__ import annotations
 
+from .counts import plural
+
 import json
 import os
 from pathlib import Path
@@ -105,4 +107,4 @@ def load_bib_eval(path, taxonomy, *, other_taxonomy_skips: bool = False) -> tupl
             raise TaggerError(f"{where}: {f} has no entry {r['key']!r} with an abstract")
         out.append({"id": f"{r['file']}#{r['key']}", "title": ent["title"], "abstract": ent["abstract"],
                     "labels": r["labels"], "annotator": r["annotator"], "sample": "bib-eval"})
-    return out, f"bib-eval: {len(out)} entries of {len(files)} .bib files under {shared / 'bib'}"
+    return out, f"bib-eval: {plural(len(out), 'entry', 'entries')} of {plural(len(files), '.bib file')} under {shared / 'bib'}"

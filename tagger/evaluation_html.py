@@ -222,7 +222,7 @@ def _parts(result, systems) -> list:
             if node:
                 blocks[s] = (node["all"], f"{s}/{key}/all")
         docs = blocks["tagger"][0]["documents"]
-        rows.append((name, f"{docs:,} documents", blocks))
+        rows.append((name, f"{docs:,} document" + ("" if docs == 1 else "s"), blocks))
     return rows
 
 

@@ -6,6 +6,8 @@ Inputs are the result dicts of :func:`tagger.evaluation.cross_validate` and
 
 from __future__ import annotations
 
+from .counts import plural
+
 #: Annif's names for the figures (``annif eval``), beside our JSON keys
 ANNIF_NAMES = [
     ("precision_samples", "Precision (doc avg)"), ("recall_samples", "Recall (doc avg)"),
@@ -76,7 +78,7 @@ def format_report(result: dict, taxonomy) -> str:
             how = f", {result['folds']}-fold cross-validation"
         elif "folds" in result and path == "bib_eval":
             how = ", scored by a model trained on the whole corpus"
-        head = f"== {title}: {top['all']['documents']} documents{how}"
+        head = f"== {title}: {plural(top['all']['documents'], 'document')}{how}"
         lines.append(head if len(head) <= REPORT_WIDTH else head[:REPORT_WIDTH - 1] + "…")
         lines.append(f"{'facet':<{fw}}{'system':<9}" + "".join(f"{h:>10}" for _, h in REPORT_COLUMNS))
         for f in facets:
@@ -120,16 +122,16 @@ def model_card(manifest: dict, result: dict, taxonomy) -> str:
     L.append(created)
     L.append(sizes + "\n")
     if "folds" in result:
-        L.append(f"## Cross-validated figures ({result['folds']} folds, {result['documents']} documents)\n")
+        L.append(f"## Cross-validated figures ({result['folds']} folds, {plural(result['documents'], 'document')})\n")
         L.append("Everything that learns (vectorizer, boosters, thresholds) was fitted inside each training "
                  "fold. Baseline: one-vs-rest logistic regression, `class_weight='balanced'`, C per label from "
                  "{0.1, 1, 10, 100} by inner cross-validation, thresholds tuned the same way, same folds and features.\n")
     else:
-        L.append(f"## Figures on a separate hand-tagged test file ({result['documents']} documents)\n")
+        L.append(f"## Figures on a separate hand-tagged test file ({plural(result['documents'], 'document')})\n")
     for part, title in (("all", "Whole corpus"), ("uniform", "Uniform random arXiv sample only")):
         if not t.get(part):
             continue
-        L.append(f"### {title} ({t[part]['all']['documents']} documents)\n")
+        L.append(f"### {title} ({plural(t[part]['all']['documents'], 'document')})\n")
         L.append("| facet | micro-F1 | macro-F1 | samples-F1 | precision (micro) | recall (micro) |"
                  + (" baseline micro-F1 | baseline macro-F1 |" if b else ""))
         L.append("|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if b else ""))

@@ -20,6 +20,8 @@ walking the YAML node tree (which keeps line numbers) rather than the loaded dic
 
 from __future__ import annotations
 
+from .counts import plural
+
 import hashlib
 import json
 import re
@@ -257,10 +259,10 @@ def parse_taxonomy(text: str, source: str = "<taxonomy>") -> Taxonomy:
 
 def format_tree(tax: Taxonomy, descriptions: bool = True) -> str:
     """The taxonomy as an indented text tree (facets, then their labels), for ``taxonomy show``."""
-    lines = [f"{tax.name}: {len(tax.facets)} facets, {len(tax.labels)} labels"]
+    lines = [f"{tax.name}: {plural(len(tax.facets), 'facet')}, {plural(len(tax.labels), 'label')}"]
     for f in tax.facets:
         kind = "at most one label" if f.kind == "exclusive" else "multi-label"
-        lines.append(f"{f.id} ({kind}, {len(f.labels)} labels)")
+        lines.append(f"{f.id} ({kind}, {plural(len(f.labels), 'label')})")
         for lb in f.labels:
             lines.append(f"  {lb.id}" + (f"  {lb.description}" if descriptions and lb.description else ""))
     return "\n".join(lines) + "\n"

@@ -353,3 +353,75 @@ def test_the_default_corpus_missing_says_how_to_name_one(tmp_path, monkeypatch, 
         "tagger: error: fixtures/corpus.jsonl: no such file (the default, relative to the repository root; "
         "name a hand-tagged corpus with --corpus FILE)")
     assert not (tmp_path / "m").exists()
+
+
+def test_help_summaries_are_whole_sentences():
+    """Every command's one-line summary in the lists of ``--help`` is a whole sentence, not cut."""
+    for group in ([], ["corpus"], ["taxonomy"]):
+        out = run(*group, "--help").output
+        listed = out.split("Commands:\n", 1)[1].strip().splitlines()
+        assert len(listed) >= (9 if not group else 2)
+        for line in listed:
+            summary = line.split(None, 1)[1]
+            assert summary.endswith(".") and not summary.endswith("..."), line
+
+
+def test_counts_take_their_number(tmp_path):
+    from test_model import MINI
+
+    (tmp_path / "mini.yaml").write_text(MINI)  # 2 facets: topic with 2 labels, kind with 1
+    out = run("taxonomy", "show", str(tmp_path / "mini.yaml")).output
+    assert "kind (multi-label, 1 label)\n" in out and "topic (at most one label, 2 labels)\n" in out
+    out = run("taxonomy", "check", str(tmp_path / "mini.yaml")).output
+    assert out == f"{tmp_path / 'mini.yaml'}: ok (2 facets, 3 labels)\n"
+
+
+def test_taxonomy_show_follows_tagger_model(tmp_path, monkeypatch):
+    from test_model import test_a_different_taxonomy_trains_and_predicts
+
+    test_a_different_taxonomy_trains_and_predicts(tmp_path)
+    monkeypatch.delenv("TAGGER_TAXONOMY", raising=False)
+    monkeypatch.setenv("TAGGER_MODEL", str(tmp_path / "mini"))
+    r = run("taxonomy", "show")
+    assert r.exit_code == 0, r.output
+    assert r.output.splitlines()[1:] == ["mini: 2 facets, 3 labels", "topic (at most one label, 2 labels)",
+                                         "  topic:vision", "  topic:language", "kind (multi-label, 1 label)",
+                                         "  kind:empirical"]
+    monkeypatch.setenv("TAGGER_MODEL", str(ROOT / "models"))  # the shipped model: the packaged taxonomy, described
+    r = run("taxonomy", "show")
+    assert r.output.startswith("ml-abstracts: 4 facets, 40 labels\n") and "modality:text  Natural language" in r.output
+    monkeypatch.setenv("TAGGER_MODEL", str(tmp_path / "nowhere"))
+    r = run("taxonomy", "show")
+    assert r.exit_code == 2 and f"{tmp_path / 'nowhere' / 'manifest.json'}: no such file" in r.output
+
+
+def test_an_unquoted_filter_expression_is_told_to_quote(tmp_path):
+    p = write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "abstract": ABSTRACT}])
+    r = run("filter", "method:fine-tuning", "and", "not", "modality:image", str(p))
+    assert r.exit_code == 2
+    assert r.output == (f"tagger: error: and: no such file; quote the whole expression: "
+                        f"tagger filter 'method:fine-tuning and not modality:image' {p}\n")
+    r = run("filter", "method:fine-tuning", str(tmp_path / "missing.jsonl"))
+    assert r.exit_code == 2 and r.output == f"tagger: error: {tmp_path / 'missing.jsonl'}: no such file\n"
+
+
+def test_label_waiting_on_a_terminal_says_how_to_end():
+    pexpect = pytest.importorskip("pexpect", reason="pexpect (the test extra) drives a pseudo-terminal")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = pexpect.spawn(sys.executable, ["-m", "tagger", "label", "-f", "jsonl"], env=env, timeout=60,
+                          encoding="utf-8")
+    child.expect("reading abstracts from the terminal, one per paragraph; end with Ctrl-D")
+    child.sendline(ABSTRACT)
+    child.sendeof()
+    child.expect(r'"tags": \[')
+    child.expect(pexpect.EOF)  # one Ctrl-D typed right after the line ends the input (not a second one)
+    child.close()
+    assert child.exitstatus == 0
+    child = pexpect.spawn(sys.executable, ["-m", "tagger", "label"], env=env, timeout=60, encoding="utf-8")
+    child.expect("end with Ctrl-D")
+    child.sendeof()  # nothing typed at all
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    r = run("label", "-", "-f", "jsonl", input=ABSTRACT)  # not a terminal: no hint
+    assert r.exit_code == 0 and "terminal" not in r.output

@@ -89,6 +89,26 @@ def test_ctrl_c_exits_130_without_traceback():
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err
 
 
+@pytest.mark.parametrize("module", ["click", "tagger.cli._app", "tagger.cli._common", "tagger.cli.label", "numpy"])
+def test_ctrl_c_while_starting_exits_130_without_traceback(module):
+    """Ctrl-C while the command's modules are still loading (the first ~50 ms) ends it like a
+    later one: the interrupt is raised at the import of ``module``, as the console script runs."""
+    code = ("import os, signal, sys\n"
+            "class Interrupt:\n"
+            "    def find_spec(self, fullname, path=None, target=None):\n"
+            f"        if fullname == {module!r}:\n"
+            "            sys.meta_path.remove(self)\n"
+            "            os.kill(os.getpid(), signal.SIGINT)\n"
+            "        return None\n"
+            "sys.meta_path.insert(0, Interrupt())\n"
+            "sys.argv = ['tagger', 'label', '-', '-f', 'jsonl']\n"
+            "from tagger.__main__ import main\n"
+            "main()\n")
+    p = subprocess.run([sys.executable, "-c", code], stdin=subprocess.PIPE, capture_output=True, env=ENV, timeout=60)
+    assert p.returncode == 130, (p.returncode, p.stderr)
+    assert b"Traceback" not in p.stderr and b"KeyboardInterrupt" not in p.stderr, p.stderr
+
+
 @pytest.mark.parametrize("fmt, lines", [("jsonl", 1201), ("tsv", 1201), ("json", 1203), ("pairs", None), ("text", None),
                                          ("csv", 1202)])
 def test_jobs_2_is_byte_identical_to_jobs_1(tmp_path, corpus_records, fmt, lines):

@@ -11,6 +11,8 @@ or ``FILE:LINE: KEY: tags out of date: +x -y``, and with ``--diff`` the unified 
 
 from __future__ import annotations
 
+from ..counts import plural
+
 import codecs
 import contextlib
 import difflib
@@ -133,9 +135,9 @@ def _short(key: str) -> str:
 def summary(path: str, report: BibReport, n_unreadable: int, n_warnings: int) -> str:
     """The summary line of one file (see the module docstring)."""
     c = report.counts()
-    return (f"{path}: {len(report.entries)} entries: {c['tagged']} tagged, {c['updated']} updated, "
+    return (f"{path}: {plural(len(report.entries), 'entry', 'entries')}: {c['tagged']} tagged, {c['updated']} updated, "
             f"{c['unchanged']} unchanged, {c['without abstract']} without abstract, {c['abstained']} abstained, "
-            f"{n_unreadable} unreadable, {n_warnings} warnings")
+            f"{n_unreadable} unreadable, {plural(n_warnings, 'warning')}")
 
 
 def _stale_line(path: str, e) -> str:

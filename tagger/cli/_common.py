@@ -123,6 +123,9 @@ class Inputs:
         if opts.get("encoding"):
             check_encoding(opts["encoding"])
         self.files = list(files) or ["-"]
+        if "-" in self.files and sys.stdin is not None and sys.stdin.isatty():
+            click.echo("tagger: reading abstracts from the terminal, one per paragraph; end with Ctrl-D "
+                       "(or name a file: tagger label FILE)", err=True)
         self.read_opts = ReadOptions(text_field=opts["text_field"], title_field=opts["title_field"],
                                      id_field=opts["id_field"], encoding=opts.get("encoding"),
                                      header=not opts.get("no_header"), delimiter=opts.get("delimiter"), warn=_warn)
@@ -243,9 +246,7 @@ def tag_parquet_files(model, inputs, fh, opts, keep=None) -> int:
                        facets=opts.get("facets"), thresholds=opts["threshold"], min_words=opts["min_words"], keep=keep)
 
 
-def plural(n: int, word: str) -> str:
-    """``"1 record"``, ``"3 records"``."""
-    return f"{n} {word}" + ("" if n == 1 else "s")
+from ..counts import plural  # noqa: E402,F401  (the commands import it from here)
 
 
 def with_count(e: TaggerError, written: int, output: str | None = None) -> TaggerError:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ._app import cli
-from ._common import exit_code
+from ._common import exit_code, plural
 
 
 @cli.group()
@@ -13,7 +13,7 @@ def corpus():
     """Check, merge and compare hand-tagged corpora."""
 
 
-@corpus.command("check")
+@corpus.command("check", short_help="Validate a hand-tagged corpus.")
 @click.argument("file")
 @click.option("--taxonomy", metavar="FILE", help="Taxonomy [default: $TAGGER_TAXONOMY, else the packaged one].")
 @click.option("--provenance/--labels-only", default=None,
@@ -33,7 +33,7 @@ def corpus_check(file, taxonomy, provenance):
     if problems:
         click.echo(f"{file}: {len(problems)} problem(s)", err=True)
         return 1
-    click.echo(f"{file}: ok ({len(load_corpus(file))} examples)")
+    click.echo(f"{file}: ok ({plural(len(load_corpus(file)), 'example')})")
     return 0
 
 

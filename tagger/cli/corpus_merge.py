@@ -8,7 +8,7 @@ from ._common import AtomicOutput, exit_code, plural
 from .corpus import corpus
 
 
-@corpus.command("merge")
+@corpus.command("merge", short_help="Merge tagged batches into one row per id.")
 @click.argument("files", nargs=-1, required=True, metavar="BATCH.jsonl...")
 @click.option("--output", "-o", required=True, metavar="FILE",
               help="The merged corpus (written atomically; '-' for stdout).")

@@ -21,7 +21,28 @@ from ._common import (
 )
 
 
-@cli.command("filter")
+def check_quoted(expr: str, files) -> None:
+    """Raise TaggerError when the expression was not quoted, so that the shell split it and its
+    pieces (``and``, ``not``, a label id, a parenthesis) came as file names that are not there:
+    ``tagger filter method:cnn and modality:image x.jsonl`` names the quoting, with the command
+    to type, instead of saying "and: no such file"."""
+    import os
+    import re
+
+    def piece(f):
+        return not os.path.exists(f) and (f.lower() in ("and", "or", "not") or f.startswith("(") or f.endswith(")")
+                                          or re.fullmatch(r"[A-Za-z][\w-]*:[\w*-]+", f) is not None)
+
+    n = 0
+    while n < len(files) and piece(files[n]):
+        n += 1
+    if n:
+        whole = " ".join([expr, *files[:n]])
+        rest = " ".join(files[n:]) or "FILE"
+        raise TaggerError(f"{files[0]}: no such file; quote the whole expression: tagger filter '{whole}' {rest}")
+
+
+@cli.command("filter", short_help="Keep the records whose tags match an expression.")
 @click.argument("expr")
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @io_options
@@ -43,6 +64,7 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
     from ..query import parse
     from ..writers.target import Target
 
+    check_quoted(expr, files)
     inputs = Inputs(files, opts)
     target = Target(opts["output"])
     model = load_model(opts["model"], opts["taxonomy"])

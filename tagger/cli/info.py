@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from ._app import cli
-from ._common import exit_code
+from ._common import exit_code, plural
 
 
-@cli.command()
+@cli.command(short_help="Print the model card of a model directory.")
 @click.argument("directory", required=False)
 @exit_code
 def info(directory):
@@ -25,7 +25,8 @@ def info(directory):
         click.echo(card.read_text(encoding="utf-8"), nl=False)
         return 0
     man = m.manifest
-    click.echo(f"{d}: {len(man['labels'])} labels, trained {man.get('created')} on {man.get('corpus_size')} abstracts")
+    click.echo(f"{d}: {plural(len(man['labels']), 'label')}, trained {man.get('created')} on "
+                   f"{plural(man.get('corpus_size') or 0, 'abstract')}")
     click.echo(f"no model card; write one with `tagger evaluate --card {d}`")
     figs = man.get("figures", {}).get("out_of_fold")
     if figs:

@@ -21,7 +21,7 @@ from ._common import (
 )
 
 
-@cli.command()
+@cli.command(short_help="Tag the abstracts of text, JSON, CSV, BibTeX or Parquet files.")
 @click.argument("files", nargs=-1, metavar="[FILE]...")
 @io_options
 @click.option("--facet", "facets", multiple=True, metavar="NAME", help="Only these facets (repeatable).")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ._app import cli
-from ._common import exit_code
+from ._common import exit_code, plural
 
 
 @cli.group()
@@ -13,15 +13,37 @@ def taxonomy():
     """Show or check a taxonomy file."""
 
 
-@taxonomy.command("show")
+@taxonomy.command("show", short_help="Print the facets and labels of a taxonomy.")
 @click.argument("file", required=False)
 @exit_code
 def taxonomy_show(file):
-    """Print the facets and labels of FILE [default: $TAGGER_TAXONOMY, else the packaged one]."""
-    from ..resources import taxonomy_path
-    from ..taxonomy import format_tree, load_taxonomy
+    """Print the facets and labels of FILE [default: $TAGGER_TAXONOMY; else, with $TAGGER_MODEL,
+    the taxonomy that model was trained on; else the packaged one]."""
+    import json
+    import os
 
-    click.echo(format_tree(load_taxonomy(taxonomy_path(file))), nl=False)
+    from ..errors import TaggerError
+    from ..resources import model_dir, taxonomy_chosen, taxonomy_path
+    from ..taxonomy import format_tree, from_model_manifest, load_taxonomy
+
+    if taxonomy_chosen(file) or not os.environ.get("TAGGER_MODEL"):
+        click.echo(format_tree(load_taxonomy(taxonomy_path(file))), nl=False)
+        return 0
+    # the model in use: its own facets and labels (with the packaged descriptions when they agree)
+    where = model_dir() / "manifest.json"
+    try:
+        manifest = json.loads(where.read_text(encoding="utf-8"))
+        facets = [(f["id"], f["kind"], list(f["labels"])) for f in manifest["facets"]]
+    except FileNotFoundError:
+        raise TaggerError(f"{where}: no such file ($TAGGER_MODEL names {model_dir()}, not a model directory)") from None
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise TaggerError(f"{where}: not a model manifest ({type(e).__name__}: {e})") from None
+    packaged = load_taxonomy(taxonomy_path())
+    if [(f.id, f.kind, [lb.id for lb in f.labels]) for f in packaged.facets] == facets:
+        click.echo(format_tree(packaged), nl=False)
+    else:
+        click.echo(f"(the labels of the model {model_dir()}, from its manifest; no descriptions)")
+        click.echo(format_tree(from_model_manifest(manifest)), nl=False)
     return 0
 
 
@@ -33,5 +55,5 @@ def taxonomy_check(file):
     from ..taxonomy import load_taxonomy
 
     tax = load_taxonomy(file)
-    click.echo(f"{file}: ok ({len(tax.facets)} facets, {len(tax.labels)} labels)")
+    click.echo(f"{file}: ok ({plural(len(tax.facets), 'facet')}, {plural(len(tax.labels), 'label')})")
     return 0

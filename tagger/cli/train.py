@@ -9,7 +9,7 @@ from ._app import cli
 from ._common import DEFAULT_CORPUS, Progress, exit_code, need_corpus, plural
 
 
-@cli.command()
+@cli.command(short_help="Train TF-IDF + LightGBM models on a hand-tagged corpus.")
 @click.option("--corpus", default=DEFAULT_CORPUS, show_default=True, metavar="FILE",
               help="Hand-tagged corpus (JSON Lines with abstract, labels, annotator).")
 @click.option("--taxonomy", metavar="FILE", help="Taxonomy [default: $TAGGER_TAXONOMY, else the packaged one].")

@@ -166,6 +166,7 @@ class ByteSource:
         if _is_regular_file(raw):
             read = raw.read
         else:
+            raw = self.raw = _EndLatch(raw)
             read, self.streaming = partial(_read_available, raw), True
         stream = raw
         if raw.peek(2)[:2] == b"\x1f\x8b":  # gzip's magic number, whatever the file's name
@@ -270,6 +271,41 @@ class _Peekable:
 
     def fileno(self):
         return self._raw.fileno()
+
+
+class _EndLatch:
+    """A pipe or terminal whose end, once read, stays read.  A terminal's Ctrl-D makes one
+    read return nothing and is then gone: a reader that looks ahead (``peek``, or
+    :func:`_read_available` asking for more after a line) would otherwise take it and then
+    wait for input that never comes, until a second Ctrl-D."""
+
+    def __init__(self, raw):
+        self._raw, self.ended = raw, False
+
+    def _seen(self, data: bytes, n: int) -> bytes:
+        if not data and n != 0:
+            self.ended = True
+        return data
+
+    def peek(self, n: int = 1) -> bytes:
+        return b"" if self.ended else self._seen(self._raw.peek(n), n)
+
+    def read1(self, n: int = -1) -> bytes:
+        return b"" if self.ended else self._seen(self._raw.read1(n), n)
+
+    def read(self, n: int = -1) -> bytes:
+        if self.ended:
+            return b""
+        data = self._raw.read(n)
+        if n < 0 or len(data or b"") < n:  # read() returns short only at the end
+            self.ended = True
+        return data or b""
+
+    def fileno(self):
+        return self._raw.fileno()
+
+    def close(self) -> None:
+        self._raw.close()
 
 
 #: inputs that cannot be opened twice (standard input, pipes), opened by :func:`peek_head`:
