@@ -218,10 +218,10 @@ def call(paths, **kw):
 
 def summary_of(err: str) -> str:
     """The summary line of a run over one file."""
-    lines = [ln for ln in err.splitlines() if " entries: " in ln]
+    lines = [ln for ln in err.splitlines() if " entries: " in ln or " entry: " in ln]
     assert len(lines) == 1, err
     return lines[0].split(": ", 1)[1]
 
 
 def problem_lines(err: str) -> list[str]:
-    return [ln for ln in err.splitlines() if " entries: " not in ln]
+    return [ln for ln in err.splitlines() if " entries: " not in ln and " entry: " not in ln]

@@ -85,12 +85,19 @@ def test_run_diff(bibfile):
     before = f.read_bytes()
     rc, out, err = call([f], check=True, diff=True)
     assert rc == 1 and f.read_bytes() == before
-    assert f"--- a/{f}\n+++ b/{f}\n" in out
+    assert f"--- {f}\n+++ {f}\n" in out  # an absolute path as diff -u writes it (not a//tmp/...)
     plus = [ln for ln in out.splitlines() if ln.startswith("+") and not ln.startswith("+++")]
     assert plus == ["+  keywords = {modality:text},", "+  keywords = {modality:text, modality:example, method:abstract},"]
     rc, out2, _ = call([f], diff=True)
-    assert rc == 1 and out2.startswith(f"Fixing {f}\n--- a/{f}")
+    assert rc == 1 and out2.startswith(f"Fixing {f}\n--- {f}\n")
     assert call([f], diff=True)[:2] == (0, "")
+
+
+def test_run_diff_of_a_relative_path_has_git_prefixes(bibfile, monkeypatch):
+    f = bibfile()
+    monkeypatch.chdir(f.parent)
+    rc, out, _ = call(["refs.bib"], check=True, diff=True)
+    assert rc == 1 and "\n--- a/refs.bib\n+++ b/refs.bib\n@@ " in out
 
 
 def test_run_diff_no_final_newline(bibfile):
@@ -106,7 +113,7 @@ def test_run_warnings_and_strict(bibfile):
     assert (rc, out) == (0, "")
     assert problem_lines(err) == [f"{f}:1: roe2021pct: warning: `%` line inside the entry (BibTeX has no comments "
                                   f"there); left untouched"]
-    assert summary_of(err).endswith("1 warnings")
+    assert summary_of(err).endswith(" 1 warning")
     assert call([f], check=True)[0] == 0
     assert call([f], strict=True)[0] == 2
     assert call([f], check=True, strict=True)[0] == 2
@@ -122,7 +129,7 @@ def test_run_unreadable_fails_after_doing_the_rest(bibfile):
     assert call([f], check=True)[0] == 2
     rc, out, err = call([f], check=True, allow_unreadable=True)
     assert rc == 0 and problem_lines(err)[0].startswith(f"{f}:1: unbal1996: warning: unreadable: ")
-    assert summary_of(err).endswith(", 0 unreadable, 1 warnings")
+    assert summary_of(err).endswith(", 0 unreadable, 1 warning")
     assert call([f], check=True, allow_unreadable=True, strict=True)[0] == 2
 
 
@@ -192,7 +199,7 @@ def test_run_real_utf16_file_round_trips(bibfile):
         pytest.skip(f"needs {path}")
     f = bibfile("tiny.bib", data=path.read_bytes())
     rc, out, err = call([f], check=True)
-    assert rc == 0 and "error" not in err and summary_of(err).startswith("1 entries: ")
+    assert rc == 0 and "error" not in err and summary_of(err).startswith("1 entry: ")
 
 
 @pytest.mark.parametrize("data", [b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", b"@misc{a, abstract = {x\x00y}}\n",
@@ -241,6 +248,38 @@ def test_run_atomic_write_keeps_mode_and_leaves_no_temp(bibfile, tmp_path):
     assert call([f])[0] == 1
     assert stat.S_IMODE(os.stat(f).st_mode) == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["refs.bib"]
+
+
+def test_run_leaves_a_read_only_file_alone(bibfile):
+    f = bibfile()
+    before = f.read_bytes()
+    os.chmod(f, 0o444)  # as root os.replace would still replace it
+    rc, out, err = call([f])
+    assert (rc, out) == (2, "")
+    assert err == (f"tagger: error: {f}: cannot write file: read-only (its mode has no write bit); file left as it "
+                   f"is: chmod u+w it to let tagger write, or run with --check\n")
+    assert f.read_bytes() == before and stat.S_IMODE(os.stat(f).st_mode) == 0o444
+    assert call([f], check=True)[0] == 1  # --check still reads it
+
+
+def test_run_never_replaces_a_fifo(tmp_path):
+    import threading
+
+    fifo = tmp_path / "refs.bib"
+    os.mkfifo(fifo)
+    text = read_case("01-month-macro.bib").encode("utf-8")
+
+    def feed():
+        with open(fifo, "wb") as fh:
+            fh.write(text)
+
+    t = threading.Thread(target=feed)
+    t.start()
+    rc, out, err = call([fifo])
+    t.join(timeout=10)
+    assert (rc, out) == (2, "")
+    assert err == f"tagger: error: {fifo}: cannot write file: not a regular file, so not replaced; file left as it is\n"
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and sorted(p.name for p in tmp_path.iterdir()) == ["refs.bib"]
 
 
 def test_run_write_through_symlink(bibfile, tmp_path):

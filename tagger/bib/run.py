@@ -16,6 +16,7 @@ from ..counts import plural
 import codecs
 import contextlib
 import difflib
+import errno
 import os
 import stat
 import sys
@@ -95,19 +96,29 @@ def _diff(old: str, new: str, path: str) -> str:
             res.append(parts[-1] + "\n\\ No newline at end of file\n")
         return res
 
-    return "".join(difflib.unified_diff(lines(old), lines(new), fromfile=f"a/{path}", tofile=f"b/{path}"))
+    # git's a/ b/ prefixes for a relative path (patch -p1 applies it); an absolute one as it is, as diff -u writes it
+    a, b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
+    return "".join(difflib.unified_diff(lines(old), lines(new), fromfile=a, tofile=b))
 
 
 def write_atomic(path: str, data: bytes) -> None:
     """Write via a temporary file in the same directory and ``os.replace``; keeps the mode;
-    a symbolic link is followed (its target is replaced, the link stays).
+    a symbolic link is followed (its target is replaced, the link stays).  What is not a
+    regular file (a FIFO, a device) is never replaced, nor is a file whose mode has no write
+    bit (which ``os.replace`` would replace, for root and in a writable directory alike).
 
     Raises:
         OSError: the file cannot be written (nothing is left behind).
     """
     real = os.path.realpath(path)
     directory = os.path.dirname(real) or "."
-    mode = stat.S_IMODE(os.stat(real).st_mode)
+    st = os.stat(real)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file, so not replaced; file left as it is")
+    mode = stat.S_IMODE(st.st_mode)
+    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):  # root's os.access() says yes to everything
+        raise OSError(errno.EACCES, "read-only (its mode has no write bit); file left as it is: "
+                                    "chmod u+w it to let tagger write, or run with --check")
     fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(real) + ".", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
