@@ -135,12 +135,16 @@ class Tagger:
         ``text`` / ``title``: the columns holding the abstract and the title (a frame
         without the title column is tagged on the text alone).  NaN / None / NA text is no
         abstract: no tags, reason ``"no abstract"``, never the text "nan".  Raises
-        TaggerError when the text column is missing (naming the columns there), and as
+        TaggerError when the text column is missing (naming the columns there), TypeError
+        when ``df`` is not a DataFrame (a list of dicts: :meth:`tag_records`), and as
         :meth:`tag` otherwise.
 
         >>> df = pd.DataFrame({"title": [...], "abstract": [...]})               # doctest: +SKIP
         >>> t.tag_frame(df)[["tags", "reason"]]                                   # doctest: +SKIP
         """
+        if not (hasattr(df, "columns") and hasattr(df, "copy")):
+            raise TypeError(f"tag_frame takes a pandas DataFrame, not {type(df).__name__}; for dicts use tag_records, "
+                            "for strings tag")
         if text not in df.columns:
             have = ", ".join(repr(c) for c in list(df.columns)[:20]) or "none"
             raise TaggerError(f"no column {text!r} in the frame (its columns: {have})")

@@ -11,7 +11,7 @@ These rows are evaluation data only, never training data.
 
 from __future__ import annotations
 
-from .counts import plural
+from .wording import plural
 
 import json
 import os

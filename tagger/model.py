@@ -256,8 +256,11 @@ class Model:
             th = self.thresholds.copy()
             for lb, v in thresholds.items():
                 if lb not in self._col:
-                    raise TaggerError(f"threshold for unknown label {lb!r} (labels are facet:label ids, "
-                                      f"e.g. {self.labels[0]})")
+                    from .wording import close_matches, did_you_mean
+
+                    raise TaggerError(f"threshold for unknown label {lb!r}" + did_you_mean(
+                        close_matches(str(lb), self.labels),
+                        f" (labels are facet:label ids, e.g. {self.labels[0]})"))
                 th[self._col[lb]] = _unit(v, f"threshold of {lb}")
             return th
         return np.full(len(self.labels), _unit(thresholds, "threshold"))

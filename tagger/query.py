@@ -24,12 +24,12 @@ reading.  Every term is checked against the taxonomy when parsing, and every err
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .errors import TaggerError
+from .wording import close_matches, did_you_mean
 
 __all__ = ["QueryError", "Query", "parse", "Label", "Facet", "Not", "And", "Or"]
 
@@ -193,17 +193,7 @@ def _tokenize(expr: str) -> list[_Tok]:
     return toks
 
 
-def _did_you_mean(close: list[str], fallback: str = "") -> str:
-    """``; did you mean a, b or c?`` for up to three suggestions, else ``fallback``."""
-    if not close:
-        return fallback
-    return "; did you mean " + (close[0] if len(close) == 1
-                                else ", ".join(close[:-1]) + " or " + close[-1]) + "?"
-
-
-def _close(word: str, candidates) -> list[str]:
-    """Up to three of ``candidates`` closest to ``word`` (compared in lower case)."""
-    return difflib.get_close_matches(word.lower(), list(candidates), n=3)
+_did_you_mean, _close = did_you_mean, close_matches
 
 
 class _Parser:

@@ -6,7 +6,7 @@ Inputs are the result dicts of :func:`tagger.evaluation.cross_validate` and
 
 from __future__ import annotations
 
-from .counts import plural
+from .wording import plural
 
 #: Annif's names for the figures (``annif eval``), beside our JSON keys
 ANNIF_NAMES = [

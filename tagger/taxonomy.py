@@ -20,7 +20,7 @@ walking the YAML node tree (which keeps line numbers) rather than the loaded dic
 
 from __future__ import annotations
 
-from .counts import plural
+from .wording import plural
 
 import hashlib
 import json

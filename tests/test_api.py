@@ -97,6 +97,14 @@ def test_thresholds_by_label(t, records):
         t.tag(texts, thresholds={"modality:nope": 0.5})
     with pytest.raises(TaggerError, match="from 0 to 1"):
         t.tag(texts, thresholds=1.5)
+    with pytest.raises(TaggerError) as e:
+        t.tag(texts, thresholds={"method:finetuning": 0.5})
+    assert str(e.value).startswith("threshold for unknown label 'method:finetuning'; did you mean method:fine-tuning")
+
+
+def test_tag_frame_names_what_it_takes(t):
+    with pytest.raises(TypeError, match="^tag_frame takes a pandas DataFrame, not list; for dicts use tag_records"):
+        t.tag_frame([{"abstract": "x"}])
 
 
 def test_facets(t, records):

@@ -425,3 +425,18 @@ def test_label_waiting_on_a_terminal_says_how_to_end():
     assert child.exitstatus == 0
     r = run("label", "-", "-f", "jsonl", input=ABSTRACT)  # not a terminal: no hint
     assert r.exit_code == 0 and "terminal" not in r.output
+
+
+def test_a_field_option_on_text_input_is_not_silently_ignored(tmp_path):
+    txt = tmp_path / "a.txt"
+    txt.write_text(ABSTRACT + "\n")
+    r = run("label", str(txt), "--text-field", "body")
+    assert r.exit_code == 2
+    assert r.output == (f"tagger: error: --text-field does not apply to {txt}: it is read as text (one abstract per "
+                        "paragraph), which has no fields; name its format with --input-format jsonl, json or csv "
+                        "if it has them\n")
+    js = write_jsonl(tmp_path / "b.jsonl", [{"id": "b", "body": ABSTRACT}])
+    r = run("label", str(txt), str(js), "--text-field", "body", "-f", "jsonl")  # some inputs have fields: a warning
+    assert r.exit_code == 0 and r.output.startswith("tagger: warning: --text-field does not apply to ")
+    assert [json.loads(x)["id"] for x in r.output.splitlines()[1:]] == ["a:1", "b"]
+    assert run("label", str(txt), "-f", "jsonl").exit_code == 0  # the defaults say nothing

@@ -8,10 +8,8 @@ from tagger.cli import cli
 from tagger.evaluation import cross_validate
 from tagger.report import format_report
 from tagger.metrics import per_label, prf, ranking
-from tagger.taxonomy import parse_taxonomy
 
 from conftest import ROOT, write_jsonl
-from test_taxonomy import MINI
 
 
 def test_metrics_by_hand():
@@ -75,7 +73,7 @@ def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sam
     assert {k: v["all"]["documents"] for k, v in t["samples"].items()} == {s: c for s, c in counts.items() if c > 1}
     assert t["samples"]["uniform"] == t["uniform"]
     assert t["bib_eval"]["all"]["documents"] == 6 and b["bib_eval"]["all"]["documents"] == 6
-    assert small_cv["bib_eval"] == {"documents": 6, "note": "bib-eval: 6 entries of 1 .bib files under "
+    assert small_cv["bib_eval"] == {"documents": 6, "note": "bib-eval: 6 entries of 1 .bib file under "
                                     f"{BIB_CASE / 'shared' / 'bib'}"}
     text = format_report(small_cv, taxonomy)
     assert "== bib-eval: entries of real .bib files, never trained on: 6 documents, scored by a model trained" in text
@@ -86,7 +84,7 @@ def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sam
     section = text.split("== bib-eval")[1].split("\n\n")
     rows = {tuple(ln.split()[:2]) for ln in section[0].splitlines()[2:]}
     assert ("all", "tagger") in rows and ("baseline", f"{b['bib_eval']['all']['f1_micro']:.4f}") in rows
-    assert section[1].startswith("bib-eval: 6 entries of 1 .bib files")  # the note, last
+    assert section[1].startswith("bib-eval: 6 entries of 1 .bib file")  # the note, last
     tb = f"{t['bib_eval']['all']['f1_micro']:.3f} / {b['bib_eval']['all']['f1_micro']:.3f}"
     from tagger.report import model_card
 
@@ -183,7 +181,7 @@ def test_evaluate_scores_bib_eval_from_the_shared_folder(tmp_path, corpus_record
     Y = label_matrix(bib, taxonomy.label_ids)
     assert got["all"]["documents"] == 6
     assert got["all"]["f1_micro"] == round(prf(Y, T)["f1_micro"], 4)
-    assert "bib-eval: 6 entries of 1 .bib files" in r.output
+    assert "bib-eval: 6 entries of 1 .bib file" in r.output
     monkeypatch.setenv("TAGGER_SHARED", str(tmp_path / "nowhere"))
     r = CliRunner().invoke(cli, args)
     assert r.exit_code == 0, r.output

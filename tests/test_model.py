@@ -8,7 +8,6 @@ from tagger.model import MODEL_FORMAT, Model, ModelError, abstain_reason
 from tagger.training import label_matrix, train, tune_thresholds
 from tagger.taxonomy import parse_taxonomy
 
-from conftest import ROOT
 from test_taxonomy import MINI
 
 

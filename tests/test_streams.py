@@ -3,7 +3,6 @@ says per file what a correct tool does).  The small files are copies in tests/st
 real samples are read from ../shared and skipped without it."""
 
 import codecs
-import gzip
 import json
 import os
 import subprocess

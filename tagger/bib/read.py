@@ -122,7 +122,6 @@ class Analysis:
             String,
         )
 
-        text = self.text
         by_index: dict[int, Cand] = {}
         failed: list[tuple[int, int, str]] = []  # (index, start, word)
         for idx, (b, s, e) in enumerate(self.located):

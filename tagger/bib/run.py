@@ -11,7 +11,7 @@ or ``FILE:LINE: KEY: tags out of date: +x -y``, and with ``--diff`` the unified 
 
 from __future__ import annotations
 
-from ..counts import plural
+from ..wording import plural
 
 import codecs
 import contextlib

@@ -132,8 +132,32 @@ class Inputs:
         self.formats = [detect_format(f, opts["input_format"], sniff=True, encoding=opts.get("encoding"))
                         for f in self.files]
         self.text_field, self.id_field = opts["text_field"], opts["id_field"]
+        self._check_fields_apply()
         tables = {f for f in self.formats if f in ("csv", "tsv")}
         self.table_format = tables.pop() if len(tables) == 1 and len(set(self.formats)) == 1 else None
+
+    def _check_fields_apply(self) -> None:
+        """--text-field, --title-field and --id-field name fields of records; a text input
+        (.txt: one abstract per paragraph; lines) has none.  Named on the command line with
+        only such inputs: an error (the option would do nothing); with some: a warning."""
+        from click.core import ParameterSource
+
+        ctx = click.get_current_context(silent=True)
+        if ctx is None:
+            return
+        given = [f"--{name.replace('_', '-')}" for name in ("text_field", "title_field", "id_field")
+                 if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE]
+        plain = [(f, fmt) for f, fmt in zip(self.files, self.formats) if fmt in ("txt", "lines")]
+        if not given or not plain:
+            return
+        f, fmt = plain[0]
+        name = "standard input" if f == "-" else f
+        what = "one abstract per paragraph" if fmt == "txt" else "one abstract per line"
+        msg = (f"{given[0]} does not apply to {name}: it is read as text ({what}), which has no fields; "
+               f"name its format with --input-format jsonl, json or csv if it has them")
+        if len(plain) == len(self.files):
+            raise TaggerError(msg)
+        _warn(msg)
 
     def records(self):
         from ..readers import open_reader
@@ -246,7 +270,7 @@ def tag_parquet_files(model, inputs, fh, opts, keep=None) -> int:
                        facets=opts.get("facets"), thresholds=opts["threshold"], min_words=opts["min_words"], keep=keep)
 
 
-from ..counts import plural  # noqa: E402,F401  (the commands import it from here)
+from ..wording import plural  # noqa: E402,F401  (the commands import it from here)
 
 
 def with_count(e: TaggerError, written: int, output: str | None = None) -> TaggerError:
