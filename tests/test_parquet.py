@@ -267,3 +267,48 @@ def test_parquet_input_errors(files):
     r = cli("label", "-", "--input-format", "parquet", "-f", "jsonl")
     assert r.exit_code == 2 and "not read from standard input" in r.output
     assert not (d / "o.parquet").exists()
+
+
+def test_openalex_inverted_index_in_parquet(files, tmp_path):
+    """Works with ``abstract_inverted_index`` instead of text: rebuilt for Parquet output and for
+    the other formats, as a map column, a struct column (one field per word, nulls elsewhere),
+    or JSON text, with the same tags as the plain text."""
+    import json
+
+    d, want = files
+    plain = [r for r in want if r.get("reason") is None][:4]
+    src = [json.loads(x) for x in (d / "w.jsonl").read_text().splitlines()]
+    texts = {r["id"]: r["abstract"] for r in src}
+
+    def index(text):
+        out = {}
+        for i, w in enumerate(text.split()):
+            out.setdefault(w, []).append(i)
+        return out
+
+    ids = [r["id"] for r in plain]
+    ix = [index(texts[i]) for i in ids]
+    map_type = pa.map_(pa.string(), pa.list_(pa.int64()))
+    tables = {
+        "map": pa.table({"id": ids, "abstract_inverted_index": pa.array([list(x.items()) for x in ix], map_type)}),
+        "struct": pa.Table.from_pylist([{"id": i, "abstract_inverted_index": x} for i, x in zip(ids, ix)]),
+        "json": pa.table({"id": ids, "abstract_inverted_index": [json.dumps(x) for x in ix]}),
+    }
+    from tagger.cli import cli as app
+    from click.testing import CliRunner
+
+    # the same texts as plain abstracts, split and joined by spaces as the index has them
+    base = CliRunner().invoke(app, ["label", "-", "-f", "jsonl", "--model", str(ROOT / "models")],
+                              input="".join(json.dumps({"id": i, "abstract": " ".join(texts[i].split())}) + "\n"
+                                            for i in ids))
+    expect = [(r["id"], r["tags"]) for r in map(json.loads, base.output.splitlines())]
+    assert len(expect) == 4 and all(tags for _, tags in expect)
+    for kind, table in tables.items():
+        pq.write_table(table, tmp_path / f"{kind}.parquet")
+        r = cli("label", tmp_path / f"{kind}.parquet", "-o", tmp_path / f"{kind}-out.parquet")
+        assert r.exit_code == 0, (kind, r.output)
+        got = pq.read_table(tmp_path / f"{kind}-out.parquet").to_pylist()
+        assert [(x["id"], x["tags"]) for x in got] == expect, kind
+        r = cli("label", tmp_path / f"{kind}.parquet", "-f", "jsonl")
+        assert r.exit_code == 0, (kind, r.output)
+        assert [(x["id"], x["tags"]) for x in map(json.loads, r.output.splitlines())] == expect, kind

@@ -14,6 +14,7 @@ import os
 
 from ..errors import TaggerError
 from .base import FileError, InputError, ReadOptions, Record
+from .fields import INVERTED_INDEX
 
 FORMAT = "parquet"
 #: rows read (and tagged) at a time
@@ -82,6 +83,25 @@ def _plain(v):
     return v
 
 
+def inverted_index_value(v):
+    """An ``abstract_inverted_index`` cell as the ``{word: [positions]}`` dict OpenAlex means:
+    an Arrow map (``[(word, positions)]``) as a dict, a struct (one field per word of the whole
+    column, null where the row lacks it) without its nulls, a JSON text parsed; other values
+    as they are (then reported by :func:`tagger.readers.fields.document`)."""
+    import json
+
+    if isinstance(v, list) and all(isinstance(x, tuple) and len(x) == 2 for x in v):
+        return {str(k): x for k, x in v}
+    if isinstance(v, dict):
+        return {k: x for k, x in v.items() if x is not None}
+    if isinstance(v, str) and v.lstrip().startswith("{"):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return v
+    return v
+
+
 def _native(t) -> bool:
     """True when every value of Arrow type ``t`` is a JSON value as ``to_pylist`` gives it."""
     import pyarrow.types as T
@@ -106,4 +126,6 @@ def reader(path: str, fmt: str = FORMAT, opts: ReadOptions = ReadOptions()):
             n += 1
             if plain:
                 row = {k: _plain(v) if k in plain else v for k, v in row.items()}
+            if INVERTED_INDEX in row and row[INVERTED_INDEX] is not None:
+                row[INVERTED_INDEX] = inverted_index_value(row[INVERTED_INDEX])
             yield Record(row, n, n, path, f"{stem}:{n}")

@@ -19,7 +19,8 @@ abstract".
 from __future__ import annotations
 
 from ..errors import TaggerError
-from ..readers.parquet import batches, open_parquet, pyarrow_modules
+from ..readers.fields import INVERTED_INDEX
+from ..readers.parquet import batches, inverted_index_value, open_parquet, pyarrow_modules
 
 #: rows per output row group (and records that fix the schema of record input)
 ROW_GROUP_ROWS = 32768
@@ -78,9 +79,13 @@ def tag_parquet(tagger, sources, dst_fh, *, text="abstract", title="title", face
         for src in sources:
             pf = open_parquet(src)
             schema = pf.schema_arrow
+            index = None  # OpenAlex: the abstract as an inverted index, rebuilt when there is no text column
             if text not in schema.names:
-                have = ", ".join(repr(c) for c in schema.names[:20]) or "none"
-                raise InputError(f"{src}: no column {text!r} (its columns: {have}); name it with --text-field")
+                if text == "abstract" and INVERTED_INDEX in schema.names:
+                    index = INVERTED_INDEX
+                else:
+                    have = ", ".join(repr(c) for c in schema.names[:20]) or "none"
+                    raise InputError(f"{src}: no column {text!r} (its columns: {have}); name it with --text-field")
             cols = [f for f in schema if f.name not in OWN_COLUMNS]
             if first is None:
                 first = cols
@@ -90,10 +95,12 @@ def tag_parquet(tagger, sources, dst_fh, *, text="abstract", title="title", face
                 diff = _schema_difference(first, pa.schema(cols))
                 if diff:
                     raise InputError(f"{src}: {diff} (the schema of the output is fixed by {sources[0]})")
-            names = [text] + ([title] if title in schema.names and title != text else [])
+            names = [index or text] + ([title] if title in schema.names and title != text else [])
             n = 0
             for batch in batches(pf, src):
                 rows = (dict(zip(names, vals)) for vals in zip(*(batch.column(c).to_pylist() for c in names)))
+                if index:
+                    rows = ({**r, index: inverted_index_value(r[index])} for r in rows)
                 preds = [p for _, p in tagger._predict(rows, text, title, facets, thresholds, min_words,
                                                        source=src, start=n + 1)]
                 n += batch.num_rows
