@@ -295,6 +295,10 @@ def _executor(model, jobs: int):
             _WORKER_MODEL[:] = [model]
             _POOL[key] = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
                                              initializer=_start_worker, initargs=(str(model.path),))
+            if len(_POOL) == 1:  # a long-lived process (the API, tests): stop the workers before the interpreter's end
+                import atexit
+
+                atexit.register(_shutdown_pools)
         else:
             import os
 
@@ -305,6 +309,17 @@ def _executor(model, jobs: int):
             _POOL[key] = get_reusable_executor(max_workers=jobs, env=dict(_ONE_THREAD), initializer=_start_worker,
                                                initargs=(str(model.path),), reuse=True)
     return _POOL[key]
+
+
+def _shutdown_pools() -> None:
+    """Stop the worker pools of this process (at exit: otherwise the standard library's
+    executor, torn down with the interpreter, can print a traceback from its weakref callback)."""
+    for executor in list(_POOL.values()):
+        try:
+            executor.shutdown(wait=True, cancel_futures=True)
+        except Exception:  # noqa: BLE001  (a pool already broken: nothing to stop)
+            pass
+    _POOL.clear()
 
 
 #: environment that keeps BLAS and OpenMP (LightGBM, for --explain) to one thread per worker
