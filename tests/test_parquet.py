@@ -312,3 +312,19 @@ def test_openalex_inverted_index_in_parquet(files, tmp_path):
         r = cli("label", tmp_path / f"{kind}.parquet", "-f", "jsonl")
         assert r.exit_code == 0, (kind, r.output)
         assert [(x["id"], x["tags"]) for x in map(json.loads, r.output.splitlines())] == expect, kind
+
+
+def test_nan_doubles_are_null_in_json_and_empty_in_csv(tmp_path):
+    """A Parquet double NaN (pyarrow keeps it a value, not a null) is written as JSON's null,
+    never as the NaN no JSON parser but Python's reads; infinities too."""
+    import json
+
+    src = tmp_path / "n.parquet"
+    pq.write_table(pa.table({"id": ["a", "b"], "abstract": ["x", "y"], "citations": [float("nan"), float("inf")],
+                             "extra": pa.array([{"w": float("nan")}, {"w": 1.5}])}), src)
+    r = cli("label", src, "-f", "jsonl")
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(x, parse_constant=lambda c: pytest.fail(f"{c} in JSON output")) for x in r.output.splitlines()]
+    assert [(x["citations"], x["extra"]) for x in rows] == [(None, {"w": None}), (None, {"w": 1.5})]
+    r = cli("label", src, "-f", "json")
+    assert [x["citations"] for x in json.loads(r.output, parse_constant=lambda c: pytest.fail(c))] == [None, None]

@@ -295,7 +295,7 @@ def test_zotero_columns_are_found(tmp_path):
 
 @pytest.mark.parametrize("name, message", [("k08-csv-nul-byte.csv", ":2: binary data (NUL byte)"),
                                            ("k10-csv-duplicate-abstract-col.csv",
-                                            ":1: duplicate column name(s) in the header: abstract")])
+                                            ":1: duplicate column name in the header: abstract")])
 def test_bad_csv_is_one_line(name, message):
     r = tagger("label", STREAMS / name)
     err = r.stderr.decode().splitlines()
@@ -451,3 +451,36 @@ def test_jats_in_a_bib_abstract_tags_as_the_plain_text(tmp_path):
     p.write_bytes(shared_path("bib", "cases-2", "05-jats-markup-in-bib-abstract.bib").read_bytes())
     out = jsonl(tagger("label", p, "-f", "jsonl").stdout)
     assert [x["id"] for x in out] == ["withJats", "stripped"] and out[0]["tags"] == out[1]["tags"] and out[0]["tags"]
+
+
+# --- encodings that do not fit the bytes --------------------------------------------------
+
+@pytest.mark.parametrize("encoding, message", [
+    ("utf-16", "not utf-16 text (UTF-16 stream does not start with BOM); name the byte order: --encoding utf-16-le "
+               "or utf-16-be"),
+    ("utf-32", "not utf-32 text (code point not in range(0x110000) at byte 0x57); name its encoding with --encoding"),
+    ("utf-32-le", "not utf-32-le text (code point not in range(0x110000) at byte 0x57)"),
+])
+def test_an_encoding_the_bytes_are_not_in_is_one_line_and_exit_2(tmp_path, encoding, message):
+    """Not an internal error (utf-16 without a BOM), nor an empty run with exit 0 (utf-32 of
+    latin-1 bytes: the first read failed, and its empty text read as the end of the input)."""
+    f = tmp_path / "l1.txt"
+    f.write_bytes(CNN.replace("state", "\xe9tat").encode("latin-1") + b"\n")
+    for cmd in (["label", f], ["filter", "modality:image", f]):
+        r = tagger(*cmd, "--encoding", encoding)
+        assert r.returncode == 2 and r.stdout == b""
+        err = r.stderr.decode()
+        assert err.startswith(f"tagger: error: {f}:1: {message}") and err.count("\n") == 1, err
+
+
+def test_tags_trusted_without_scores_print_in_every_format(tmp_path):
+    """tagger filter of records that carry tags but no scores: pairs and text leave the score out
+    (it was a KeyError, exit 3)."""
+    f = tmp_path / "t.jsonl"
+    f.write_text(json.dumps({"id": "a", "abstract": "x", "tags": ["modality:image", "method:cnn"]}) + "\n")
+    r = tagger("filter", "modality:image", f, "-f", "pairs")
+    assert (r.returncode, r.stdout) == (0, b"a\tmodality:image\t\na\tmethod:cnn\t\n")
+    r = tagger("filter", "modality:image", f, "-f", "text")
+    assert r.returncode == 0 and r.stdout.decode().splitlines()[1:3] == ["  modality:     image", "  method:       cnn"]
+    for fmt in ("jsonl", "json", "csv", "tsv"):
+        assert tagger("filter", "modality:image", f, "-f", fmt).returncode == 0, fmt

@@ -124,8 +124,11 @@ class Inputs:
             check_encoding(opts["encoding"])
         self.files = list(files) or ["-"]
         if "-" in self.files and sys.stdin is not None and sys.stdin.isatty():
+            ctx = click.get_current_context(silent=True)
+            command = ctx.command_path if ctx is not None else "tagger label"
+            first = " EXPR" if ctx is not None and ctx.info_name == "filter" else ""
             click.echo("tagger: reading abstracts from the terminal, one per paragraph; end with Ctrl-D "
-                       "(or name a file: tagger label FILE)", err=True)
+                       f"(or name a file: {command}{first} FILE)", err=True)
         self.read_opts = ReadOptions(text_field=opts["text_field"], title_field=opts["title_field"],
                                      id_field=opts["id_field"], encoding=opts.get("encoding"),
                                      header=not opts.get("no_header"), delimiter=opts.get("delimiter"), warn=_warn)

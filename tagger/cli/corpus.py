@@ -31,7 +31,7 @@ def corpus_check(file, taxonomy, provenance):
     for p in problems:
         click.echo(p)
     if problems:
-        click.echo(f"{file}: {len(problems)} problem(s)", err=True)
+        click.echo(f"{file}: {plural(len(problems), 'problem')}", err=True)
         return 1
     click.echo(f"{file}: ok ({plural(len(load_corpus(file)), 'example')})")
     return 0

@@ -9,7 +9,7 @@ from ._common import AtomicOutput, exit_code, plural
 from .corpus import corpus
 
 
-@corpus.command("agreement", short_help="Agreement of two taggings of the same ids (micro-F1, kappa).")
+@corpus.command("agreement", short_help="Measure how two taggings of the same ids agree (micro-F1, kappa).")
 @click.argument("first", metavar="A.jsonl")
 @click.argument("second", metavar="B.jsonl")
 @click.option("--by", metavar="FIELD", help="Also split the figures by this field of the rows (e.g. sample).")

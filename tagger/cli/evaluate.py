@@ -11,7 +11,7 @@ from ._app import cli
 from ._common import DEFAULT_CORPUS, Progress, exit_code, model_options, need_corpus
 
 
-@cli.command(short_help="Cross-validated precision, recall and F1 per facet and label.")
+@cli.command(short_help="Cross-validate: precision, recall and F1 per facet and label.")
 @click.option("--corpus", default=DEFAULT_CORPUS, show_default=True, metavar="FILE",
               help="Hand-tagged corpus to cross-validate on.")
 @click.option("--test", "test_file", metavar="FILE", help="Instead: score the trained model on this hand-tagged file.")

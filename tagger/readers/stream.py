@@ -114,12 +114,23 @@ class _Transcoder:
             try:
                 text = self.decoder.decode(data, final=not data)
             except UnicodeDecodeError as e:
-                good = codecs.decode(e.object[:e.start], self.encoding)
+                try:
+                    good = codecs.decode(e.object[:e.start], self.encoding)
+                except UnicodeError:
+                    good = ""
                 line = self.lines + good.count("\n") + 1
                 self.error = InputError(f"{self.path}:{line}: not {self.encoding} text ({e.reason} at byte "
                                         f"0x{e.object[e.start]:02x}); name its encoding with --encoding")
                 self.done = True
+                if not good:  # nothing before it: an empty read would say "end of input"
+                    raise self.error from None
                 return good.encode("utf-8")
+            except UnicodeError as e:  # utf-16 / utf-32 without a byte-order mark, and the like
+                hint = (f"; name the byte order: --encoding {self.encoding}-le or {self.encoding}-be"
+                        if self.encoding in ("utf-16", "utf-32") else "; name its encoding with --encoding")
+                self.error = InputError(f"{self.path}:{self.lines + 1}: not {self.encoding} text ({e}){hint}")
+                self.done = True
+                raise self.error from None
             self.done = not data
             if text:
                 self.lines += text.count("\n")

@@ -81,7 +81,7 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
     if opts.header:
         if len(set(header)) != len(header):
             dup = sorted({h for h in header if header.count(h) > 1})
-            raise InputError(f"{path}:1: duplicate column name(s) in the header: {', '.join(dup)}")
+            raise InputError(f"{path}:1: duplicate column name{'' if len(dup) == 1 else 's'} in the header: {', '.join(dup)}")
         first = None
     else:
         first, header = (start, header, end), [str(i) for i in range(1, len(header) + 1)]

@@ -33,6 +33,28 @@ _OWN_KEYS = ("tags", "scores", "reason", "explanations")
 _string = json.encoder.encode_basestring
 
 
+def dumps(obj) -> str:
+    """``json.dumps(obj, ensure_ascii=False)``, but JSON: a float NaN or infinity (a Parquet
+    double, a pandas cell) is written as ``null``, not as the ``NaN`` that no JSON parser
+    but Python's reads."""
+    try:
+        return json.dumps(obj, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(obj), ensure_ascii=False, allow_nan=False)
+
+
+def _finite(v):
+    import math
+
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
+
+
 def tagged_json(rec, pred) -> str:
     """One line of JSON: :func:`tagged_fields` of ``rec`` and ``pred``.
 
@@ -42,7 +64,7 @@ def tagged_json(rec, pred) -> str:
     is the same (``tests/test_output.py``).
     """
     if rec.raw is None or any(k in rec.fields for k in _OWN_KEYS):
-        return json.dumps(tagged_fields(rec.fields, pred), ensure_ascii=False)
+        return dumps(tagged_fields(rec.fields, pred))
     body = rec.raw.strip()[:-1].rstrip()  # a JSON object: without its closing brace
     # what json.dumps writes, without its per-call set-up: strings through its own encoder,
     # floats (the rounded scores) as repr

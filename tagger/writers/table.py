@@ -24,8 +24,11 @@ def tsv_escape(v) -> str:
 
 
 def _flat(v) -> str:
+    """A cell: objects and lists as JSON (NaN as null), null as an empty cell."""
     if isinstance(v, (dict, list)):
-        return json.dumps(v, ensure_ascii=False)
+        from .jsonl import dumps
+
+        return dumps(v)
     return "" if v is None else str(v)
 
 

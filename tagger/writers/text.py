@@ -43,9 +43,14 @@ def render(rec, pred, renderer) -> str:
             mine = [t for t in pred.tags if t.split(":", 1)[0] == f_id]
             if not mine:
                 continue
-            shown = ", ".join(f"{t.split(':', 1)[1]} {pred.scores[t]:.2f}" for t in mine)
+            shown = ", ".join(t.split(":", 1)[1] + _score(pred.scores.get(t)) for t in mine)
             lines.append(f"  {f_id + ':':<{width}} {shown}")
             for t in mine:
                 for gram, contrib in pred.explanations.get(t, []):
                     lines.append(f"  {'':<{width}}   {t.split(':', 1)[1]} <- \"{gram}\" (+{contrib:.2f})")
     return "\n".join(lines) + "\n\n"
+
+
+def _score(v) -> str:
+    """`` 0.93`` for a score; nothing for a tag trusted from the record without one."""
+    return f" {v:.2f}" if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
