@@ -94,7 +94,7 @@ class BatchJob:
                 parsed += 1
                 doc = document(rec.fields, self.text_field, self.title_field)
                 if fields is None:
-                    fields = list(rec.fields)
+                    fields = _own_fields(rec)
                 if first is None and doc.has_field:
                     first = parsed - 1
                 if doc.error:
@@ -270,6 +270,11 @@ def _predict_kw(model, thresholds, facets, min_words, explain) -> dict:
 
     return dict(thresholds=thresholds, facets=facets,
                 min_words=MIN_WORDS if min_words is None else min_words, explain=explain)
+
+
+def _own_fields(rec) -> list:
+    """The field names the record came with (not the ``id`` the reader gave it)."""
+    return [k for k in rec.fields if not (k == "id" and rec.id_added)]
 
 
 _POOL: dict = {}  # (model path, jobs) -> executor, one per process
@@ -448,7 +453,7 @@ def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, bat
         readable = [r for r in todo if not r.error]
         first = next((i for i, r in enumerate(readable) if document(r.fields, text_field, title_field).has_field), None)
         check = FieldCheck(chunk[0].source, first if readable else 0, len(readable),
-                           list(readable[0].fields) if readable else None)
+                           _own_fields(readable[0]) if readable else None)
         for ready in watch.feed(check, out):
             yield from ready
     watch.finish()

@@ -86,7 +86,7 @@ def test_facet_and_threshold_options(tmp_path):
     ("numberabstract", ["n.jsonl"], "n.jsonl:2: record 2: 'abstract' must be a string, not int (1 record was written before it)"),
     ("numberabstract", ["n.jsonl", "-o", "kept.jsonl"],
      "n.jsonl:2: record 2: 'abstract' must be a string, not int (kept.jsonl left as it was; 1 record had been tagged before it)"),
-    ("nofield", ["n.jsonl"], "n.jsonl: the field 'abstract' is in none of its 2 records (the fields there: 'text', 'id'); "
+    ("nofield", ["n.jsonl"], "n.jsonl: the field 'abstract' is in none of its 2 records (the fields there: 'text'); "
                              "name the field of abstracts with --text-field"),
     (None, ["x.txt", "--facet", "colour"], "unknown facet 'colour'"),
 ])
