@@ -205,11 +205,11 @@ class ByteSource:
             self._setup()
         return self._read(size)
 
-    def head(self, size: int = 1 << 16) -> bytes:
-        """The first bytes of the input (UTF-8), up to its first line break or ``size``
+    def head(self, size: int = 1 << 16, lines: int = 1) -> bytes:
+        """The first bytes of the input (UTF-8), up to its ``lines``-th line break or ``size``
         bytes, without consuming them (:meth:`read` gives them again); raises what reading
         raises."""
-        while b"\n" not in self._head and len(self._head) < size:
+        while self._head.count(b"\n") < lines and len(self._head) < size:
             if self._read is None:
                 self._setup()
             more = self._read(size)
@@ -328,8 +328,8 @@ def _stdin_buffer():
     return getattr(sys.stdin, "buffer", sys.stdin)
 
 
-def peek_head(path: str, encoding: str | None = None, size: int = 1 << 16) -> bytes:
-    """The first bytes of ``path`` (UTF-8, up to its first line break or ``size``), for
+def peek_head(path: str, encoding: str | None = None, size: int = 1 << 16, lines: int = 1) -> bytes:
+    """The first bytes of ``path`` (UTF-8, up to its ``lines``-th line break or ``size``), for
     telling its format.  A file is opened and closed again; standard input or a pipe is
     opened once, kept, and read from the start by the next :func:`open_source`."""
     if path != "-":
@@ -340,14 +340,14 @@ def peek_head(path: str, encoding: str | None = None, size: int = 1 << 16) -> by
         if regular:
             src = ByteSource(path, encoding)
             try:
-                return src.head(size)
+                return src.head(size, lines)
             finally:
                 src.close()
     key = _stdin_buffer() if path == "-" else None
     kept = _KEPT.get(path)
     if kept is None or kept[0] is not key:
         kept = _KEPT[path] = (key, ByteSource(path, encoding))
-    return kept[1].head(size)
+    return kept[1].head(size, lines)
 
 
 def _is_regular_path(path: str) -> bool:
