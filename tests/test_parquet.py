@@ -262,6 +262,10 @@ def test_parquet_input_errors(files):
     assert r.exit_code == 2 and "other.parquet: has no column 'title'" in r.output
     r = cli("label", d / "w.parquet", "-o", d / "o.parquet.gz")
     assert r.exit_code == 2 and "Parquet is compressed within" in r.output
+    r = cli("label", d / "w.jsonl", "-o", d / "o.parquet.gz")  # from another format too
+    assert r.exit_code == 2 and r.output == (f"tagger: error: {d / 'o.parquet.gz'}: Parquet is compressed within; "
+                                             f"name the output {d / 'o.parquet'}\n")
+    assert not (d / "o.parquet.gz").exists()
     r = cli("label", d / "w.parquet", "-o", d / "o.parquet", "--explain")
     assert r.exit_code == 2 and "not written to Parquet" in r.output
     r = cli("label", "-", "--input-format", "parquet", "-f", "jsonl")

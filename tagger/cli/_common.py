@@ -192,6 +192,9 @@ def default_format(out_format, inputs, target, bib: bool = False):
             more = ", .parquet" + (", .bib" if bib else "")
             raise TaggerError(f"{target.path}: cannot tell the output format from the file name (known: {exts}, "
                               f"each also with .gz{more}); name it with --format")
+        if fmt in ("parquet", "bib") and target.path.lower().endswith(".gz"):
+            raise TaggerError(f"{target.path}: {'Parquet is compressed within' if fmt == 'parquet' else '.bib files are not gzipped'}; "
+                              f"name the output {target.path[:-3]}")
         return fmt
     if inputs.table_format:
         return inputs.table_format
