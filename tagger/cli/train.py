@@ -13,13 +13,21 @@ from ._common import DEFAULT_CORPUS, Progress, exit_code, need_corpus, plural
 @click.option("--corpus", default=DEFAULT_CORPUS, show_default=True, metavar="FILE",
               help="Hand-tagged corpus (JSON Lines with abstract, labels, annotator).")
 @click.option("--taxonomy", metavar="FILE", help="Taxonomy [default: $TAGGER_TAXONOMY, else the packaged one].")
-@click.option("--out", default="models", show_default=True, metavar="DIR", help="Model directory to (re)write atomically.")
+@click.option("--out", default="models", show_default=True, metavar="DIR", help="Model directory to (re)write atomically, relative to the current directory (in a "
+                   "checkout, models/ is what the package ships; `tagger label` uses the installed copy "
+                   "unless given --model DIR or $TAGGER_MODEL).")
 @click.option("--folds", type=click.IntRange(0), default=5, show_default=True,
               help="Folds of the out-of-fold pass that tunes per-label thresholds (0: no tuning).")
 @click.option("--rounds", type=click.IntRange(1), default=None, help="Boosting rounds per label [default: the model's].")
 @exit_code
 def train(corpus, taxonomy, out, folds, rounds):
-    """Train TF-IDF + LightGBM models on a hand-tagged corpus and write a model directory."""
+    """Train TF-IDF + LightGBM models on a hand-tagged corpus and write a model directory.
+
+    Per-label thresholds are tuned on out-of-fold scores; a `threshold:` in the taxonomy (of a
+    label, or of a facet for its labels) replaces the tuned one.  The model card (README.md of
+    the directory) is kept when corpus, taxonomy and parameters are unchanged, with its date,
+    corpus and versions lines made anew; `tagger evaluate --card DIR` writes its figures.
+    """
     from ..corpus import check_corpus, load_corpus
     from ..training import NUM_ROUNDS
     from ..training import train as train_model
