@@ -286,6 +286,8 @@ def test_zotero_columns_are_found(tmp_path):
     p.write_bytes(codecs.BOM_UTF8 + f'"Key","Item Type","Title","Abstract Note"\n"K1","journalArticle","Deep","{CNN}"\n'.encode())
     r = tagger("label", p, "-f", "jsonl")
     assert r.returncode == 0 and jsonl(r.stdout)[0]["Key"] == "K1" and jsonl(r.stdout)[0]["tags"]
+    r = tagger("label", p, "-f", "pairs")  # the item key is the id
+    assert r.returncode == 0 and r.stdout.decode().startswith("K1\tmodality:image\t")
     real = shared_path("streams", "khalid__zotero_Exported_Items.csv")
     r = tagger("label", real, "-f", "jsonl")
     out = jsonl(r.stdout)

@@ -17,6 +17,10 @@ class FileError(InputError):
     it was read."""
 
 
+#: other names of the default id field ``id``: Zotero's CSV export calls the item key ``Key``
+ID_ALIASES = ("Key",)
+
+
 @dataclass
 class Record:
     """One input record: ``fields`` (all input fields, in input order), ``n`` (1-based
@@ -37,8 +41,11 @@ class Record:
     entry: str | None = None
 
     def id(self, id_field: str = "id") -> str:
-        """The record's id: its ``id_field`` value, else ``<file stem>:<n>``."""
+        """The record's id: its ``id_field`` value (for the default ``id``, else a Zotero
+        export's ``Key`` column), else ``<file stem>:<n>``."""
         v = self.fields.get(id_field)
+        if v in (None, "") and id_field == "id":
+            v = next((self.fields[a] for a in ID_ALIASES if self.fields.get(a) not in (None, "")), None)
         return str(v) if v not in (None, "") else (self.default_id or str(self.n))
 
 
