@@ -246,12 +246,12 @@ def test_label_stream_in_workers_equals_in_process(shipped_model, corpus_records
     is unavailable."""
     import multiprocessing
 
-    from tagger import labeling
+    from tagger import labeling, workers
     from tagger.corpus import Record
 
     if start == "spawn":
         monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-    monkeypatch.setattr(labeling, "_POOL", {})
+    monkeypatch.setattr(workers, "_POOL", {})
     recs = [Record(dict(r), i + 1, i + 1, "x.jsonl") for i, r in enumerate(corpus_records[:600])]
     recs[5] = Record({"title": "a number", "abstract": 5}, 6, 6, "x.jsonl")
     warned = []
@@ -260,7 +260,7 @@ def test_label_stream_in_workers_equals_in_process(shipped_model, corpus_records
                                                         batch_size=100)]
     assert here == there and len(here) == 599
     assert warned == ["x.jsonl:6: record 6: 'abstract' must be a string, not int; skipped"] * 2
-    for ex in labeling._POOL.values():
+    for ex in workers._POOL.values():
         ex.shutdown()
 
 

@@ -38,7 +38,7 @@ def _kill_workers():
     reach them, and idle workers would otherwise linger, holding the caller's pipes open."""
     import signal
 
-    mod = sys.modules.get("tagger.labeling")
+    mod = sys.modules.get("tagger.workers")
     for executor in list(getattr(mod, "_POOL", {}).values()):
         for pid in list(getattr(executor, "_processes", None) or {}):
             try:
