@@ -113,7 +113,7 @@ def test_run_warnings_and_strict(bibfile):
     assert (rc, out) == (0, "")
     assert problem_lines(err) == [f"{f}:1: roe2021pct: warning: `%` line inside the entry (BibTeX has no comments "
                                   f"there); left untouched"]
-    assert summary_of(err).endswith(" 1 warning")
+    assert summary_of(err).endswith(" 1 warnings")
     assert call([f], check=True)[0] == 0
     assert call([f], strict=True)[0] == 2
     assert call([f], check=True, strict=True)[0] == 2
@@ -129,7 +129,7 @@ def test_run_unreadable_fails_after_doing_the_rest(bibfile):
     assert call([f], check=True)[0] == 2
     rc, out, err = call([f], check=True, allow_unreadable=True)
     assert rc == 0 and problem_lines(err)[0].startswith(f"{f}:1: unbal1996: warning: unreadable: ")
-    assert summary_of(err).endswith(", 0 unreadable, 1 warning")
+    assert summary_of(err).endswith(", 0 unreadable, 1 warnings")
     assert call([f], check=True, allow_unreadable=True, strict=True)[0] == 2
 
 
@@ -199,7 +199,7 @@ def test_run_real_utf16_file_round_trips(bibfile):
         pytest.skip(f"needs {path}")
     f = bibfile("tiny.bib", data=path.read_bytes())
     rc, out, err = call([f], check=True)
-    assert rc == 0 and "error" not in err and summary_of(err).startswith("1 entry: ")
+    assert rc == 0 and "error" not in err and summary_of(err).startswith("1 entries: ")  # the exact form, also for 1
 
 
 @pytest.mark.parametrize("data", [b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", b"@misc{a, abstract = {x\x00y}}\n",

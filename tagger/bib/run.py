@@ -11,7 +11,6 @@ or ``FILE:LINE: KEY: tags out of date: +x -y``, and with ``--diff`` the unified 
 
 from __future__ import annotations
 
-from ..wording import plural
 
 import codecs
 import contextlib
@@ -146,9 +145,10 @@ def _short(key: str) -> str:
 def summary(path: str, report: BibReport, n_unreadable: int, n_warnings: int) -> str:
     """The summary line of one file (see the module docstring)."""
     c = report.counts()
-    return (f"{path}: {plural(len(report.entries), 'entry', 'entries')}: {c['tagged']} tagged, {c['updated']} updated, "
+    # exactly this form, also for 1 (issue 11: scripts and hooks read it), so "1 entries", "1 warnings"
+    return (f"{path}: {len(report.entries)} entries: {c['tagged']} tagged, {c['updated']} updated, "
             f"{c['unchanged']} unchanged, {c['without abstract']} without abstract, {c['abstained']} abstained, "
-            f"{n_unreadable} unreadable, {plural(n_warnings, 'warning')}")
+            f"{n_unreadable} unreadable, {n_warnings} warnings")
 
 
 def _stale_line(path: str, e) -> str:
