@@ -5,8 +5,9 @@ A model directory holds::
     manifest.json      format version, labels in order, facet kinds, taxonomy fingerprint,
                        corpus hash, package versions, parameters, thresholds, training figures
     features.json      TF-IDF vocabulary (column order), idf, stop words, stem exceptions
-    boosters/*.txt     one LightGBM model per label (a multiclass one per exclusive facet),
-                       in LightGBM's own text format
+    boosters/*.txt.gz  one LightGBM model per label (a multiclass one per exclusive facet),
+                       in LightGBM's own text format, gzip-compressed (``.txt`` in older models);
+                       read only for ``--explain`` and tests
     trees.npz          the same trees flattened for the numpy evaluator (:mod:`tagger.forest`)
 
 Nothing is pickled, so loading a model never runs code.  Loading never imports scikit-learn,
@@ -307,7 +308,13 @@ class Model:
 
         name = self.manifest["booster_files"][label]
         if name not in self._boosters:
-            self._boosters[name] = lgb.Booster(model_file=str(self.path / "boosters" / name))
+            path = self.path / "boosters" / name
+            if name.endswith(".gz"):  # gzip-compressed text (models since 2026-12), a sixth of the size
+                import gzip
+
+                self._boosters[name] = lgb.Booster(model_str=gzip.decompress(path.read_bytes()).decode("utf-8"))
+            else:
+                self._boosters[name] = lgb.Booster(model_file=str(path))
         return self._boosters[name]
 
 

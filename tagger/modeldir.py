@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -93,8 +94,9 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
     os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes 0700; a model directory is ordinary data
     try:
         (tmp / "boosters").mkdir()
-        for stem, b in fm.boosters.items():
-            (tmp / "boosters" / f"{stem}.txt").write_text(b.model_to_string(), encoding="utf-8")
+        for stem, b in fm.boosters.items():  # gzip without a time stamp: the same bytes on every run
+            data = gzip.compress(b.model_to_string().encode("utf-8"), compresslevel=9, mtime=0)
+            (tmp / "boosters" / f"{stem}.txt.gz").write_bytes(data)
         with open(tmp / "features.json", "w", encoding="utf-8") as fh:
             dump_json(fm.features.to_json(), fh)
         forest.save(tmp / "trees.npz")

@@ -204,8 +204,8 @@ def _layout_manifest(fm: FittedModel, taxonomy: Taxonomy, thresholds=None) -> di
         "binary_outputs": fm.binary_outputs,
         "exclusive_outputs": fm.exclusive_outputs,
         "thresholds": thresholds or {lb: DEFAULT_THRESHOLD for lb in taxonomy.label_ids},
-        "booster_files": {**{lb: f"{lb.replace(':', '__')}.txt" for lb in fm.binary_outputs},
-                          **{lb.id: f"{f.id}.txt" for f in taxonomy.facets if f.kind == "exclusive" for lb in f.labels}},
+        "booster_files": {**{lb: f"{lb.replace(':', '__')}.txt.gz" for lb in fm.binary_outputs},
+                          **{lb.id: f"{f.id}.txt.gz" for f in taxonomy.facets if f.kind == "exclusive" for lb in f.labels}},
     }
 
 

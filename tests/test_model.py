@@ -41,7 +41,7 @@ def test_training_is_deterministic(small_model_dir, corpus_sample, taxonomy, tmp
     a, b = small_model_dir, tmp_path / "again"
     names = sorted(p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file())
     assert names == sorted(p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file())
-    assert {"manifest.json", "trees.npz", "linear.npz", "features.json", "boosters/modality__text.txt"} <= set(names)
+    assert {"manifest.json", "trees.npz", "linear.npz", "features.json", "boosters/modality__text.txt.gz"} <= set(names)
     for n in names:
         assert (a / n).read_bytes() == (b / n).read_bytes(), n
 
@@ -57,9 +57,34 @@ def test_manifest_records_what_the_issue_asks(small_model_dir, taxonomy):
 
 
 def test_model_files_are_plain_data(small_model_dir):
-    suffixes = {p.suffix for p in small_model_dir.rglob("*") if p.is_file()}
-    assert suffixes <= {".json", ".txt", ".npz", ".md"}
+    import gzip
+
+    suffixes = {"".join(p.suffixes) for p in small_model_dir.rglob("*") if p.is_file()}
+    assert suffixes <= {".json", ".txt.gz", ".npz", ".md"}
     np.load(small_model_dir / "trees.npz", allow_pickle=False).close()
+    for p in (small_model_dir / "boosters").iterdir():  # LightGBM's text format, gzipped
+        assert gzip.decompress(p.read_bytes()).startswith(b"tree\n"), p
+
+
+def test_a_model_with_uncompressed_booster_text_still_explains(small_model_dir, tmp_path):
+    """Models written before the boosters were gzipped (boosters/*.txt) still load and explain."""
+    import gzip
+    import shutil
+
+    d = tmp_path / "old"
+    shutil.copytree(small_model_dir, d)
+    m = json.loads((d / "manifest.json").read_text())
+    for label, name in m["booster_files"].items():
+        src = d / "boosters" / name
+        if src.exists():
+            (d / "boosters" / name[:-3]).write_bytes(gzip.decompress(src.read_bytes()))
+            src.unlink()
+        m["booster_files"][label] = name[:-3]
+    (d / "manifest.json").write_text(json.dumps(m))
+    old, new = Model.load(d), Model.load(small_model_dir)
+    label = old.labels[0]
+    X = new.features.transform_csr(["We fine-tune a language model on text benchmarks"])
+    assert (old.booster(label).predict(X, raw_score=True) == new.booster(label).predict(X, raw_score=True)).all()
 
 
 def test_old_format_and_other_taxonomy_say_retrain(small_model_dir, tmp_path):
