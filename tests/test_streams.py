@@ -494,6 +494,8 @@ def test_tags_trusted_without_scores_print_in_every_format(tmp_path):
     ("%% comments\n" * 15, "bib"),
     ("An abstract, then more text.\nline two\nline three\nline four\n\n", "txt"),  # more than a header's text
     ("% a comment\n" * 25, "txt"),  # the entry past the lines looked at
+    ("We study decorators.\nThey are written\nlike this\n", "txt"),  # an @name{ inside a paragraph is prose
+    ("Handles are written\n\n@octocat{ or so\n\n", "txt"),  # after a blank line, but not an entry's @type{key,
 ])
 def test_bibtex_after_a_reference_managers_header_is_sniffed(tmp_path, header, fmt):
     entry = "@article{k, title = {A title}, abstract = {" + CNN + "}}\n"
