@@ -303,18 +303,26 @@ class Model:
         return preds
 
     def booster(self, label: str):
-        """The LightGBM Booster of ``label``'s model file (imports lightgbm)."""
+        """The LightGBM Booster of ``label``'s model file (imports lightgbm).  Raises
+        :class:`ModelError` (one line) for a missing or damaged booster file."""
         import lightgbm as lgb
 
         name = self.manifest["booster_files"][label]
         if name not in self._boosters:
-            path = self.path / "boosters" / name
-            if name.endswith(".gz"):  # gzip-compressed text (models since 2026-12), a sixth of the size
-                import gzip
+            import gzip
 
-                self._boosters[name] = lgb.Booster(model_str=gzip.decompress(path.read_bytes()).decode("utf-8"))
-            else:
-                self._boosters[name] = lgb.Booster(model_file=str(path))
+            path = self.path / "boosters" / name
+            try:
+                if name.endswith(".gz"):  # gzip-compressed text (models since 2026-12), a third of the size
+                    self._boosters[name] = lgb.Booster(model_str=gzip.decompress(path.read_bytes()).decode("utf-8"))
+                else:
+                    self._boosters[name] = lgb.Booster(model_file=str(path))
+            except FileNotFoundError:
+                raise ModelError(f"{path}: no such file: the model is incomplete (reinstall it, or retrain "
+                                 "with `tagger train`)") from None
+            except (OSError, EOFError, UnicodeDecodeError, gzip.BadGzipFile, lgb.basic.LightGBMError) as e:
+                raise ModelError(f"{path}: damaged booster file ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'cut short'}); "
+                                 "reinstall the model, or retrain with `tagger train`") from None
         return self._boosters[name]
 
 

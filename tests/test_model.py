@@ -253,3 +253,21 @@ def test_second_stage_is_saved_and_applied_by_the_numpy_path(corpus_sample, corp
     assert np.abs(got - want).max() < 1e-12 and np.abs(got - first).max() > 0.01
     preds = model.predict([{"abstract": t} for t in texts], min_words=0)
     assert [p.tags for p in preds] == [t for t, _ in model.decide(got)]
+
+
+def test_a_missing_or_damaged_booster_is_a_model_error(small_model_dir, tmp_path):
+    """Only --explain reads the boosters: a file cut short (gzip's EOFError, which click would
+    take for Ctrl-C) or missing is one line naming it, not an exit 130 or an internal error."""
+    import shutil
+
+    d = tmp_path / "damaged"
+    shutil.copytree(small_model_dir, d)
+    m = Model.load(d)
+    first, second = m.labels[0], m.labels[1]
+    a = d / "boosters" / m.manifest["booster_files"][first]
+    a.write_bytes(a.read_bytes()[:300])
+    (d / "boosters" / m.manifest["booster_files"][second]).unlink()
+    with pytest.raises(ModelError, match=r"damaged booster file \(EOFError"):
+        m.booster(first)
+    with pytest.raises(ModelError, match="no such file: the model is incomplete"):
+        m.booster(second)
