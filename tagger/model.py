@@ -99,6 +99,9 @@ class Model:
 
         path = Path(path)
         mf = path / "manifest.json"
+        if path.exists() and not path.is_dir():
+            raise ModelError(f"{path}: a file, not a model directory (--model and $TAGGER_MODEL name the directory "
+                             "that holds manifest.json)")
         if not mf.is_file():
             raise ModelError(f"{path}: not a tagger model directory (no manifest.json); train one with `tagger train --out {path}`")
         try:

@@ -393,14 +393,21 @@ def test_taxonomy_show_follows_tagger_model(tmp_path, monkeypatch):
     monkeypatch.setenv("TAGGER_MODEL", str(tmp_path / "nowhere"))
     r = run("taxonomy", "show")
     assert r.exit_code == 2 and f"{tmp_path / 'nowhere' / 'manifest.json'}: no such file" in r.output
+    monkeypatch.setenv("TAGGER_MODEL", str(tmp_path / "mini" / "manifest.json"))  # a file, not the directory
+    for args in (["taxonomy", "show"], ["label", "-"]):
+        r = run(*args, input=ABSTRACT)
+        assert r.exit_code == 2 and r.output.startswith(
+            f"tagger: error: {tmp_path / 'mini' / 'manifest.json'}: a file, not a model directory ("), r.output
 
 
 def test_an_unquoted_filter_expression_is_told_to_quote(tmp_path):
     p = write_jsonl(tmp_path / "t.jsonl", [{"id": "a", "abstract": ABSTRACT}])
     r = run("filter", "method:fine-tuning", "and", "not", "modality:image", str(p))
     assert r.exit_code == 2
-    assert r.output == (f"tagger: error: and: no such file; quote the whole expression: "
-                        f"tagger filter 'method:fine-tuning and not modality:image' {p}\n")
+    assert r.output == (f"tagger: error: and: no such file; the shell split the expression: quote it whole, as in "
+                        f"tagger filter [OPTIONS] 'method:fine-tuning and not modality:image' {p}\n")
+    r = run("filter", "method:fine-tuning", "modality:image", str(p))  # no operator: no hint to quote
+    assert r.exit_code == 2 and r.output == "tagger: error: modality:image: no such file\n"
     r = run("filter", "method:fine-tuning", str(tmp_path / "missing.jsonl"))
     assert r.exit_code == 2 and r.output == f"tagger: error: {tmp_path / 'missing.jsonl'}: no such file\n"
 

@@ -36,10 +36,12 @@ def check_quoted(expr: str, files) -> None:
     n = 0
     while n < len(files) and piece(files[n]):
         n += 1
-    if n:
+    # only when an operator came apart: two bare labels are no expression, quoted or not
+    if n and any(f.lower() in ("and", "or", "not") or f.startswith("(") or f.endswith(")") for f in files[:n]):
         whole = " ".join([expr, *files[:n]])
         rest = " ".join(files[n:]) or "FILE"
-        raise TaggerError(f"{files[0]}: no such file; quote the whole expression: tagger filter '{whole}' {rest}")
+        raise TaggerError(f"{files[0]}: no such file; the shell split the expression: quote it whole, as in "
+                          f"tagger filter [OPTIONS] '{whole}' {rest}")
 
 
 @cli.command("filter", short_help="Keep the records whose tags match an expression.")

@@ -31,6 +31,9 @@ def taxonomy_show(file):
         return 0
     # the model in use: its own facets and labels (with the packaged descriptions when they agree)
     where = model_dir() / "manifest.json"
+    if model_dir().exists() and not model_dir().is_dir():
+        raise TaggerError(f"{model_dir()}: a file, not a model directory ($TAGGER_MODEL names the directory that "
+                          "holds manifest.json)")
     try:
         manifest = json.loads(where.read_text(encoding="utf-8"))
         facets = [(f["id"], f["kind"], list(f["labels"])) for f in manifest["facets"]]
