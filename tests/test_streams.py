@@ -458,10 +458,11 @@ def test_jats_in_a_bib_abstract_tags_as_the_plain_text(tmp_path):
 # --- encodings that do not fit the bytes --------------------------------------------------
 
 @pytest.mark.parametrize("encoding, message", [
-    ("utf-16", "not utf-16 text (UTF-16 stream does not start with BOM); name the byte order: --encoding utf-16-le "
-               "or utf-16-be"),
-    ("utf-32", "not utf-32 text (code point not in range(0x110000) at byte 0x57); name its encoding with --encoding"),
-    ("utf-32-le", "not utf-32-le text (code point not in range(0x110000) at byte 0x57)"),
+    ("utf-16", "not utf-16 text (UTF-16 stream does not start with BOM); if it is UTF-16 without a byte-order mark, "
+               "name the byte order: --encoding utf-16-le or utf-16-be"),
+    ("utf-32", "not utf-32 text (code point not in range(0x110000): byte 0x57 at offset 0); name the file's own "
+               "encoding with --encoding"),
+    ("utf-32-le", "not utf-32-le text (code point not in range(0x110000): byte 0x57 at offset 0)"),
 ])
 def test_an_encoding_the_bytes_are_not_in_is_one_line_and_exit_2(tmp_path, encoding, message):
     """Not an internal error (utf-16 without a BOM), nor an empty run with exit 0 (utf-32 of

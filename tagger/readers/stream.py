@@ -104,7 +104,7 @@ class _Transcoder:
     def __init__(self, read, encoding: str, path: str):
         self.read_raw, self.encoding, self.path = read, encoding, path
         self.decoder = codecs.getincrementaldecoder(encoding)("strict")
-        self.lines, self.error, self.done = 0, None, False
+        self.lines, self.error, self.done, self.offset = 0, None, False, 0  # offset: input bytes decoded
 
     def __call__(self, size: int) -> bytes:
         if self.error is not None:
@@ -119,19 +119,22 @@ class _Transcoder:
                 except UnicodeError:
                     good = ""
                 line = self.lines + good.count("\n") + 1
-                self.error = InputError(f"{self.path}:{line}: not {self.encoding} text ({e.reason} at byte "
-                                        f"0x{e.object[e.start]:02x}); name its encoding with --encoding")
+                self.error = InputError(f"{self.path}:{line}: not {self.encoding} text ({e.reason}: byte "
+                                        f"0x{e.object[e.start]:02x} at offset {self.offset + e.start}); name the "
+                                        "file's own encoding with --encoding")
                 self.done = True
                 if not good:  # nothing before it: an empty read would say "end of input"
                     raise self.error from None
                 return good.encode("utf-8")
             except UnicodeError as e:  # utf-16 / utf-32 without a byte-order mark, and the like
-                hint = (f"; name the byte order: --encoding {self.encoding}-le or {self.encoding}-be"
-                        if self.encoding in ("utf-16", "utf-32") else "; name its encoding with --encoding")
+                hint = (f"; if it is {self.encoding.upper()} without a byte-order mark, name the byte order: "
+                        f"--encoding {self.encoding}-le or {self.encoding}-be"
+                        if self.encoding in ("utf-16", "utf-32") else "; name the file's own encoding with --encoding")
                 self.error = InputError(f"{self.path}:{self.lines + 1}: not {self.encoding} text ({e}){hint}")
                 self.done = True
                 raise self.error from None
             self.done = not data
+            self.offset += len(data)
             if text:
                 self.lines += text.count("\n")
                 return text.encode("utf-8")
