@@ -13,13 +13,9 @@ def main(argv=None):
     """Run the ``tagger`` command (:func:`tagger.cli.main`) with ``argv`` (default: ``sys.argv[1:]``)."""
     try:
         from .cli import main as run
+
+        run(argv)  # handles Ctrl-C itself once it runs; this catches it before
     except KeyboardInterrupt:
-        sys.stderr.write("\n")
-        sys.stderr.flush()
-        os._exit(130)
-    try:
-        run(argv)
-    except KeyboardInterrupt:  # in the few lines before run() handles it itself
         sys.stderr.write("\n")
         sys.stderr.flush()
         os._exit(130)

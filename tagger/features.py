@@ -148,7 +148,7 @@ class FeatureBatch:
         Tokens of each text (stop words included, pure numbers not).
     n_function_words : int64 array, shape (n_rows,)
         How many of those tokens are common English function words (``text.FUNCTION_WORDS``),
-        for :func:`tagger.model.abstain_reason`.
+        for :func:`tagger.abstain.abstain_reason`.
     """
 
     n_rows: int

@@ -193,9 +193,6 @@ def _tokenize(expr: str) -> list[_Tok]:
     return toks
 
 
-_did_you_mean, _close = did_you_mean, close_matches
-
-
 class _Parser:
     """Recursive descent over the token list; one method per grammar rule."""
 
@@ -280,8 +277,8 @@ class _Parser:
             return node
         hint = ""
         if t.kind == "word":  # a bare label name such as 'image': suggest the full ids
-            ids = [i for n in _close(t.text, self.by_name) for i in self.by_name[n]]
-            hint = _did_you_mean(ids[:3])
+            ids = [i for n in close_matches(t.text, self.by_name) for i in self.by_name[n]]
+            hint = did_you_mean(ids[:3])
         self.fail(_OPERAND, hint)
 
     def term(self, t: _Tok) -> Node:
@@ -289,7 +286,7 @@ class _Parser:
         if name == "*":
             if facet in self.known_facets:
                 return Facet(facet)
-            rest = _did_you_mean([f"{f}:*" for f in _close(facet, self.facets)],
+            rest = did_you_mean([f"{f}:*" for f in close_matches(facet, self.facets)],
                                  "; known facets: " + ", ".join(self.facets))
             raise QueryError(f"unknown facet '{facet}' in '{t.text}' at column {t.col}{rest}")
         if t.text in self.known_labels:
@@ -300,12 +297,12 @@ class _Parser:
         """Closest label ids to an unknown ``facet:name``, by name (those of the same or a
         similar facet first); failing that, the labels of the facet or the known facets."""
         facet, _, name = text.lower().partition(":")
-        near = {facet, *_close(facet, self.facets)}
-        ids = [i for n in _close(name, self.by_name) for i in self.by_name[n]]
+        near = {facet, *close_matches(facet, self.facets)}
+        ids = [i for n in close_matches(name, self.by_name) for i in self.by_name[n]]
         close = sorted(ids, key=lambda i: (i.partition(":")[0] != facet,
                                            i.partition(":")[0] not in near))[:3]
         same = [i.partition(":")[2] for i in self.label_ids if i.startswith(facet + ":")]
-        return _did_you_mean(close, f"; facet '{facet}' has labels " + ", ".join(same) if same
+        return did_you_mean(close, f"; facet '{facet}' has labels " + ", ".join(same) if same
                              else "; known facets: " + ", ".join(self.facets))
 
 

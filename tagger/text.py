@@ -116,7 +116,7 @@ def drop_format_characters(text: str) -> str:
 
 def clean(text: str) -> str:
     """:func:`strip_markup` then :func:`drop_format_characters`: the first steps of
-    :func:`normalize`, for word counts (``model.too_short_reason``)."""
+    :func:`normalize`, for word counts (``abstain.too_short_reason``)."""
     return drop_format_characters(strip_markup(text))
 
 
@@ -290,7 +290,7 @@ _MISSING = object()
 
 
 #: 21 of the most frequent words of English arXiv abstracts (all of them stop words); their
-#: share among a text's tokens tells English from other languages (``tagger.model.abstain_reason``).
+#: share among a text's tokens tells English from other languages (``tagger.abstain.abstain_reason``).
 #: Left out: "a", "as", "in" and "on", which are also common French, Spanish, Italian,
 #: Portuguese or German words once accents are folded ("à" -> "a").
 FUNCTION_WORDS = frozenset("the of and to is that for we with are this by an be from our which it can these".split())

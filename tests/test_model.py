@@ -4,7 +4,8 @@ import random
 import numpy as np
 import pytest
 
-from tagger.model import MODEL_FORMAT, Model, ModelError, abstain_reason
+from tagger.abstain import abstain_reason
+from tagger.model import MODEL_FORMAT, Model, ModelError
 from tagger.training import label_matrix, train, tune_thresholds
 from tagger.taxonomy import parse_taxonomy
 
@@ -229,7 +230,7 @@ def test_abstention_yields_no_tags(shipped_model):
 
 @pytest.mark.parametrize("n, short", [(0, True), (1, True), (19, True), (20, False), (500, False)])
 def test_too_short_counts_words_exactly_up_to_the_limit(n, short):
-    from tagger.model import too_short_reason
+    from tagger.abstain import too_short_reason
 
     text = " \n ".join(["word"] * n)
     got = too_short_reason(text, 20)

@@ -13,6 +13,7 @@ import sys
 import click
 
 from ..errors import TaggerError
+from ..wording import plural  # noqa: F401  (the commands import it from here)
 
 
 def exit_code(fn):
@@ -276,9 +277,6 @@ def tag_parquet_files(model, inputs, fh, opts, keep=None) -> int:
                        facets=opts.get("facets"), thresholds=opts["threshold"], min_words=opts["min_words"], keep=keep)
 
 
-from ..wording import plural  # noqa: E402,F401  (the commands import it from here)
-
-
 def with_count(e: TaggerError, written: int, output: str | None = None) -> TaggerError:
     """``e`` with how many records were written before it (to stdout), or, with ``-o FILE``,
     that the file was left as it was (the output is written atomically); nothing is added for
@@ -300,7 +298,6 @@ def quiet_broken_pipe():
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):  # AttributeError: no stdout at all (>&-)
         pass
-
 
 
 # --- training ---------------------------------------------------------------------------
