@@ -52,7 +52,7 @@ def corpus_ids(repo):
     return {json.loads(line)["id"] for line in open(repo / "fixtures" / "corpus.jsonl", encoding="utf-8")}
 
 
-def write(out, name, prefix, rows, size=100):
+def write(out, name, prefix, rows, size=100, first=1):
     (out / "pool").mkdir(parents=True, exist_ok=True)
     (out / "batches").mkdir(parents=True, exist_ok=True)
     with open(out / "pool" / f"{name}.jsonl", "w", encoding="utf-8") as fh:
@@ -63,7 +63,7 @@ def write(out, name, prefix, rows, size=100):
     nb = max(1, round(len(order) / size))
     for b in range(nb):
         part = order[b * len(order) // nb:(b + 1) * len(order) // nb]
-        with open(out / "batches" / f"{prefix}{b + 1}.jsonl", "w", encoding="utf-8") as fh:
+        with open(out / "batches" / f"{prefix}{b + first}.jsonl", "w", encoding="utf-8") as fh:
             for r in part:
                 fh.write(json.dumps({k: r[k] for k in ("id", "title", "abstract")}, ensure_ascii=False) + "\n")
     print(name, len(rows), "rows in", nb, "batches")
