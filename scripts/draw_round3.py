@@ -17,6 +17,10 @@ about 100 rows, shuffled within the sample with a fixed seed):
   within a band per primary-category group (``draw_more.GROUPS``). Batches O16...
 * ``active-pool``: every row of the four arXiv pools not in the corpus nor drawn above, as one
   JSON Lines file (``OUT/pool/all-unlabelled.jsonl``) for ``tagger annotate --queue``.
+* ``active-batches``: the queue that ``tagger annotate --queue 970 OUT/pool/all-unlabelled.jsonl
+  --exclude fixtures/corpus.jsonl -o OUT/pool/active-queue.jsonl`` wrote (margin sampling by the
+  shipped model), as sample ``active``, batches Q10...
+* ``second-pass``: 10% of every first-pass batch for a blind second pass (AF, AO, AQ, AB).
 * ``bib-outside N``: N entries with an English abstract of 20+ words from ``bib/real-3/`` and
   ``bib/real-2/`` (at most 100 per file; entries with an empty or duplicate key skipped, and
   entries already in ``fixtures/bib-eval.jsonl``), for ``fixtures/bib-eval.jsonl``.  Batches B4...
@@ -254,6 +258,37 @@ def bib_part(shared, repo):
     return out
 
 
+def active_batches(out):
+    """The queue ``tagger annotate --queue`` wrote (``OUT/pool/active-queue.jsonl``) as the sample."""
+    rows = [json.loads(line) for line in open(out / "pool" / "active-queue.jsonl", encoding="utf-8")]
+    for r in rows:
+        r["source"] = f"{r.get('source', 'arxiv')} (active: margin sampling by the shipped model)"
+    return rows
+
+
+def second_pass(out):
+    """10% of every first-pass batch (F, O, Q, B), drawn with a fixed seed, for a blind second
+    pass by other annotators: batches AF<n>, AO<n>, AQ<n>, AB<n> of at most 100 rows."""
+    rng = random.Random(SEED + 14)
+    groups = {}
+    for p in sorted((out / "batches").glob("*.jsonl")):
+        kind = p.stem.rstrip("0123456789")
+        if kind not in ("F", "O", "Q", "B"):
+            continue
+        rows = [json.loads(line) for line in open(p, encoding="utf-8")]
+        rng.shuffle(rows)
+        groups.setdefault(kind, []).extend(rows[:max(1, round(len(rows) / 10))])
+    first = {"F": 1, "O": 3, "Q": 4, "B": 2}
+    for kind, rows in groups.items():
+        nb = -(-len(rows) // 100)
+        for b in range(nb):
+            part = rows[b * len(rows) // nb:(b + 1) * len(rows) // nb]
+            with open(out / "batches" / f"A{kind}{b + first[kind]}.jsonl", "w", encoding="utf-8") as fh:
+                for r in part:
+                    fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+            print(f"A{kind}{b + first[kind]}", len(part), "rows")
+
+
 def main(shared, out, mode, n=0):
     shared, out = Path(shared), Path(out)
     repo = Path(__file__).resolve().parent.parent
@@ -265,6 +300,10 @@ def main(shared, out, mode, n=0):
         write(out, "older3", "O", older_more(shared, repo, out, n), first=16)
     elif mode == "active-pool":
         active_pool(shared, repo, out)
+    elif mode == "active-batches":
+        write(out, "active3", "Q", active_batches(out), first=10)
+    elif mode == "second-pass":
+        second_pass(out)
     elif mode == "bib-outside":
         write(out, "bibout", "B", bib_outside(shared, repo, n), first=4)
     elif mode == "bib-part":
