@@ -16,7 +16,7 @@ change is judged against a baseline given the same chances.
 from __future__ import annotations
 
 from .metrics import confused_pairs, decide, per_label, prf, ranking, threshold_curves
-from .training import (NUM_ROUNDS, STAGE2, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
+from .model.training import (NUM_ROUNDS, STAGE2, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
                        report_progress, stratified_folds, tune_thresholds)
 from .text import document_text
 
@@ -80,7 +80,7 @@ def _baseline_fit_score(tr_texts, Ytr, te_texts, taxonomy, inner_k, seed, tfidf_
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    from .features import fit_tfidf
+    from .model.features import fit_tfidf
 
     L = Ytr.shape[1]
     # inner out-of-fold probabilities for every C
@@ -148,7 +148,7 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     """
     import numpy as np
 
-    from . import stage2 as st2
+    from .model import stage2 as st2
 
     texts = [document_text(r) for r in records]
     Y = label_matrix(records, taxonomy.label_ids)

@@ -267,7 +267,7 @@ def read_batches(path: str, fmt: str | None = None, opts=None, batch_size: int =
 
 
 def _predict_kw(model, thresholds, facets, min_words, explain) -> dict:
-    from .abstain import MIN_WORDS
+    from .model.abstain import MIN_WORDS
 
     return dict(thresholds=thresholds, facets=facets,
                 min_words=MIN_WORDS if min_words is None else min_words, explain=explain)

@@ -116,7 +116,7 @@ def model_card(manifest: dict, result: dict, taxonomy) -> str:
     t, b = result["tagger"], result.get("baseline")
     L = []
     L.append(f"# Model card: {manifest.get('taxonomy_name', taxonomy.name)}\n")
-    from .modeldir import card_header
+    from .model.modeldir import card_header
 
     created, sizes = card_header(manifest)
     L.append(created)

@@ -290,7 +290,7 @@ _MISSING = object()
 
 
 #: 21 of the most frequent words of English arXiv abstracts (all of them stop words); their
-#: share among a text's tokens tells English from other languages (``tagger.abstain.abstain_reason``).
+#: share among a text's tokens tells English from other languages (``tagger.model.abstain.abstain_reason``).
 #: Left out: "a", "as", "in" and "on", which are also common French, Spanish, Italian,
 #: Portuguese or German words once accents are folded ("à" -> "a").
 FUNCTION_WORDS = frozenset("the of and to is that for we with are this by an be from our which it can these".split())
@@ -303,7 +303,7 @@ class Analyzer:
     ----------
     stem : callable ``str -> str`` or None
         The stemmer.  Training passes nltk's Snowball (English) stemmer; labelling passes
-        :func:`tagger.stemming.label_time_stemmer`, which gives the same stems without nltk.
+        :func:`tagger.model.stemming.label_time_stemmer`, which gives the same stems without nltk.
     stop_words : set of str
         Tokens dropped before n-grams are formed (scikit-learn's English list at training,
         stored in the model, so labelling needs no scikit-learn).

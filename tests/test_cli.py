@@ -200,7 +200,7 @@ def test_label_imports_neither_sklearn_nor_nltk(tmp_path):
         "print(' '.join(sys.modules))")
     assert "tagger.model" in mods and "numpy" in mods
     assert not {m for m in mods if m.split(".")[0] in ("sklearn", "nltk", "lightgbm", "scipy", "joblib")}
-    assert not {"tagger.training", "tagger.modeldir", "tagger.evaluation"} & mods  # inference only
+    assert not {"tagger.model.training", "tagger.model.modeldir", "tagger.evaluation"} & mods  # inference only
 
 
 def test_help_imports_no_heavy_library():

@@ -164,7 +164,7 @@ def test_evaluate_scores_bib_eval_from_the_shared_folder(tmp_path, corpus_record
     from tagger.metrics import decide
     from tagger.model import Model
     from tagger.text import document_text
-    from tagger.training import label_matrix
+    from tagger.model.training import label_matrix
 
     test = write_jsonl(tmp_path / "t.jsonl", [{k: r[k] for k in ("id", "abstract", "labels", "annotator", "sample")}
                                               for r in corpus_records[2::20]])

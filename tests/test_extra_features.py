@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tagger.extra_features import NEG_MARK, FeatureAnalyzer, mark_negation
-from tagger.features import TfidfFeatures, fit_tfidf
+from tagger.model.extra_features import NEG_MARK, FeatureAnalyzer, mark_negation
+from tagger.model.features import TfidfFeatures, fit_tfidf
 from tagger.text import document_text, token_text
 
 NEGATED = ("We present a training-free approach, without fine-tuning: rather than retraining the model we "

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from tagger.features import TfidfFeatures, fit_tfidf
-from tagger.stemming import label_time_stemmer, training_stemmer
+from tagger.model.features import TfidfFeatures, fit_tfidf
+from tagger.model.stemming import label_time_stemmer, training_stemmer
 from tagger.text import Analyzer, document_text
 
 
@@ -58,7 +58,7 @@ def test_vocabulary_terms_come_out_of_the_label_time_analyzer(fitted):
 def test_token_cache_stays_bounded_and_gives_the_same_rows(fitted, monkeypatch):
     """With a token cache of 50 entries (emptied between batches when full), every batch's
     rows equal those of a fresh transform of each text alone."""
-    from tagger.features import _BatchAnalyzer
+    from tagger.model.features import _BatchAnalyzer
 
     feats, _, texts, unseen = fitted
     plain = TfidfFeatures.from_json(feats.to_json())

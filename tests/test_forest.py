@@ -32,7 +32,7 @@ def test_numpy_trees_equal_lightgbm(which, request, corpus_sample):
 
 
 def test_forest_roundtrip_and_depth(tmp_path, small_model_dir):
-    from tagger.forest import Forest
+    from tagger.model.forest import Forest
 
     f = Forest.load(small_model_dir / "trees.npz")
     f.save(tmp_path / "t.npz")
@@ -62,7 +62,7 @@ def _walk(f, x):
 
 def _random_forest(rng, n_trees, n_features, n_outputs, max_leaves):
     """Random trees of up to ``max_leaves`` leaves as :func:`flatten_boosters` dumps."""
-    from tagger.forest import flatten_boosters
+    from tagger.model.forest import flatten_boosters
 
     counter = iter(range(10 ** 9))
 
@@ -119,7 +119,7 @@ def test_quickscorer_with_hypothesis():
 
 
 def test_forest_refuses_what_the_engine_cannot_score():
-    from tagger.forest import Forest, flatten_boosters
+    from tagger.model.forest import Forest, flatten_boosters
 
     split = {"split_feature": 0, "threshold": -0.5, "decision_type": "<=", "default_left": True,
              "missing_type": "None", "left_child": {"leaf_value": 1.0}, "right_child": {"leaf_value": 2.0}}

@@ -4,9 +4,9 @@ import random
 import numpy as np
 import pytest
 
-from tagger.abstain import abstain_reason
-from tagger.model import MODEL_FORMAT, Model, ModelError
-from tagger.training import label_matrix, train, tune_thresholds
+from tagger.model.abstain import abstain_reason
+from tagger.model.inference import MODEL_FORMAT, Model, ModelError
+from tagger.model.training import label_matrix, train, tune_thresholds
 from tagger.taxonomy import parse_taxonomy
 
 from test_taxonomy import MINI
@@ -107,12 +107,12 @@ def test_old_format_and_other_taxonomy_say_retrain(small_model_dir, tmp_path):
 def test_another_feature_or_normaliser_version_says_retrain(small_model_dir, tmp_path, monkeypatch):
     import shutil
 
-    import tagger.features
+    import tagger.model.features
     import tagger.text
-    from tagger.features import feature_version
+    from tagger.model.features import feature_version
 
     m = json.loads((small_model_dir / "manifest.json").read_text())
-    assert m["feature_version"] == feature_version() == {"features": tagger.features.FEATURES_VERSION,
+    assert m["feature_version"] == feature_version() == {"features": tagger.model.features.FEATURES_VERSION,
                                                           "normaliser": tagger.text.NORMALIZER_VERSION}
     d = tmp_path / "other"
     shutil.copytree(small_model_dir, d)
@@ -121,7 +121,7 @@ def test_another_feature_or_normaliser_version_says_retrain(small_model_dir, tmp
     with pytest.raises(ModelError, match=r"^.*other: model built with feature version .*please retrain with `tagger train`$"):
         Model.load(d)
     Model.load(small_model_dir)  # the same version loads
-    monkeypatch.setattr(tagger.features, "FEATURES_VERSION", tagger.features.FEATURES_VERSION + 1)
+    monkeypatch.setattr(tagger.model.features, "FEATURES_VERSION", tagger.model.features.FEATURES_VERSION + 1)
     with pytest.raises(ModelError, match="please retrain"):
         Model.load(small_model_dir)  # this tagger's features changed since the model was built
     del m["feature_version"]  # a model from before the field: nothing to compare, it loads
@@ -132,7 +132,7 @@ def test_another_feature_or_normaliser_version_says_retrain(small_model_dir, tmp
 def test_a_failed_training_leaves_the_old_model(small_model_dir, corpus_records, taxonomy, tmp_path, monkeypatch):
     import shutil
 
-    import tagger.forest
+    import tagger.model.forest
 
     d = tmp_path / "m"
     shutil.copytree(small_model_dir, d)
@@ -141,7 +141,7 @@ def test_a_failed_training_leaves_the_old_model(small_model_dir, corpus_records,
     def boom(*a, **k):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(tagger.forest.Forest, "save", boom)
+    monkeypatch.setattr(tagger.model.forest.Forest, "save", boom)
     with pytest.raises(RuntimeError):
         train(corpus_records[:40], taxonomy, d, num_rounds=2, threshold_folds=0)
     assert {p: p.read_bytes() for p in d.rglob("*") if p.is_file()} == before
@@ -230,7 +230,7 @@ def test_abstention_yields_no_tags(shipped_model):
 
 @pytest.mark.parametrize("n, short", [(0, True), (1, True), (19, True), (20, False), (500, False)])
 def test_too_short_counts_words_exactly_up_to_the_limit(n, short):
-    from tagger.abstain import too_short_reason
+    from tagger.model.abstain import too_short_reason
 
     text = " \n ".join(["word"] * n)
     got = too_short_reason(text, 20)
@@ -238,7 +238,7 @@ def test_too_short_counts_words_exactly_up_to_the_limit(n, short):
 
 
 def test_second_stage_is_saved_and_applied_by_the_numpy_path(corpus_sample, corpus_records, taxonomy, tmp_path):
-    from tagger import stage2
+    from tagger.model import stage2
 
     recs = corpus_sample[::6]
     m = train(recs, taxonomy, tmp_path / "s2", num_rounds=5, threshold_folds=3, stage2=True)

@@ -42,7 +42,7 @@ def test_a_facet_threshold_replaces_the_tuned_ones(taxonomy):
     from dataclasses import replace
 
     from tagger.taxonomy import Taxonomy
-    from tagger.training import tune_thresholds
+    from tagger.model.training import tune_thresholds
 
     rng = np.random.default_rng(0)
     Y = (rng.random((200, len(taxonomy.label_ids))) < 0.3).astype(np.int8)
@@ -94,8 +94,8 @@ def test_label_applies_the_thresholds_of_its_taxonomy(tmp_path, corpus_records):
 def test_a_kept_model_card_gets_this_trainings_date(tmp_path, small_model_dir, corpus_sample, taxonomy):
     import shutil
 
-    from tagger.modeldir import refresh_card
-    from tagger.training import train
+    from tagger.model.modeldir import refresh_card
+    from tagger.model.training import train
 
     d = tmp_path / "m"
     shutil.copytree(small_model_dir, d)

@@ -38,7 +38,7 @@ def score_rows(model, rows, min_words=None):
     ``(uncertainty, nearest_label, proba)`` with ``proba`` the (L,) probabilities in
     ``model.labels`` order.
     """
-    from ..abstain import MIN_WORDS, not_english_reason, too_short_reason
+    from ..model.abstain import MIN_WORDS, not_english_reason, too_short_reason
     from ..text import document_text
 
     min_words = MIN_WORDS if min_words is None else min_words

@@ -3,7 +3,7 @@ in a background process.
 
 Every ``retrain_every`` new examples (and once the corpus holds at least
 :data:`MIN_EXAMPLES`), a child process (``python -m tagger.annotate.retrain SPEC``) trains a
-model on the corpus file as it is then (``tagger.training.train`` with no threshold pass,
+model on the corpus file as it is then (``tagger.model.training.train`` with no threshold pass,
 thresholds at the taxonomy's or 0.5, to keep it quick), and with it scores the records still
 queued (:func:`tagger.annotate.queue.score_rows`).  The screen keeps answering meanwhile; it
 polls the child twice a second and, when it is done, re-ranks the queue by the new scores
@@ -129,7 +129,7 @@ def _child(spec_path: str) -> int:
     from ..corpus import load_corpus
     from ..model import Model
     from ..taxonomy import load_taxonomy
-    from ..training import train
+    from ..model.training import train
 
     d = spec["dir"]
     tax = load_taxonomy(spec["taxonomy"])

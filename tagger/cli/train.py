@@ -29,8 +29,8 @@ def train(corpus, taxonomy, out, folds, rounds):
     corpus and versions lines made anew; `tagger evaluate --card DIR` writes its figures.
     """
     from ..corpus import check_corpus, load_corpus
-    from ..training import NUM_ROUNDS
-    from ..training import train as train_model
+    from ..model.training import NUM_ROUNDS
+    from ..model.training import train as train_model
     from ..resources import taxonomy_path
     from ..taxonomy import load_taxonomy
 
@@ -45,7 +45,7 @@ def train(corpus, taxonomy, out, folds, rounds):
         raise TaggerError(f"{corpus}: {len(records)} examples; training needs at least 10 hand-tagged abstracts")
     if folds > len(records) // 2:
         raise TaggerError(f"--folds {folds} is too many for {len(records)} examples (at most {len(records) // 2})")
-    from ..modeldir import check_out_dir
+    from ..model.modeldir import check_out_dir
 
     check_out_dir(out)
     steps = Progress("training")

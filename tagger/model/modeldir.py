@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 
 from .features import dump_json
-from .model import ModelError
+from .inference import ModelError
 
 #: every name a model directory may hold (training replaces the directory as a whole)
 MODEL_FILES = frozenset({"manifest.json", "features.json", "trees.npz", "linear.npz", "stage2.npz", "boosters", "README.md"})
@@ -79,8 +79,8 @@ def check_out_dir(out_dir) -> None:
 
 
 def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
-    """Write all model files of ``fm`` (a :class:`tagger.training.FittedModel`) and ``forest``
-    (a :class:`tagger.forest.Forest`) into a temporary sibling of ``out_dir``, then swap it in.
+    """Write all model files of ``fm`` (a :class:`tagger.model.training.FittedModel`) and ``forest``
+    (a :class:`tagger.model.forest.Forest`) into a temporary sibling of ``out_dir``, then swap it in.
 
     Files not produced by training (e.g. a model card ``README.md`` written by
     ``tagger evaluate --card``) are carried over from the old directory.

@@ -8,14 +8,14 @@ A model directory holds::
     boosters/*.txt.gz  one LightGBM model per label (a multiclass one per exclusive facet),
                        in LightGBM's own text format, gzip-compressed (``.txt`` in older models);
                        read only for ``--explain`` and tests
-    trees.npz          the same trees flattened for the numpy evaluator (:mod:`tagger.forest`)
+    trees.npz          the same trees flattened for the numpy evaluator (:mod:`tagger.model.forest`)
 
 Nothing is pickled, so loading a model never runs code.  Loading never imports scikit-learn,
 nltk or lightgbm; :meth:`Model.booster` imports lightgbm on demand (explanations, tests).
-Training (fitting, threshold tuning, out-of-fold passes) is :mod:`tagger.training`; writing
-a model directory atomically is :mod:`tagger.modeldir`.  This module is what ``tagger label``
+Training (fitting, threshold tuning, out-of-fold passes) is :mod:`tagger.model.training`; writing
+a model directory atomically is :mod:`tagger.model.modeldir`.  This module is what ``tagger label``
 imports: loading, scoring through the numpy path and thresholds; abstention is
-:mod:`tagger.abstain`.
+:mod:`tagger.model.abstain`.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .abstain import MIN_WORDS, not_english_reason, too_short_reason
-from .errors import TaggerError
+from ..errors import TaggerError
 from .features import TfidfFeatures
-from .taxonomy import Taxonomy
+from ..taxonomy import Taxonomy
 
 MODEL_FORMAT = 1
 DEFAULT_THRESHOLD = 0.5
@@ -74,7 +74,7 @@ class Model:
         self.forest = forest
         #: (W, b): the linear base, W (n_outputs, n_features) and b (n_outputs,) float64, or None
         self.linear = linear
-        #: (W (L, L), b (L,)): the label-dependency second stage (:mod:`tagger.stage2`), or None
+        #: (W (L, L), b (L,)): the label-dependency second stage (:mod:`tagger.model.stage2`), or None
         self.stage2 = stage2
         self.labels: list[str] = manifest["labels"]
         self.facets = [(f["id"], f["kind"], f["labels"]) for f in manifest["facets"]]
@@ -144,7 +144,7 @@ class Model:
 
         Binary labels: sigmoid of the booster's raw score.  Exclusive facets: softmax over the
         facet's classes (its labels plus "none"), each label's column its class probability.
-        With a second stage, its probabilities from those (:mod:`tagger.stage2`).
+        With a second stage, its probabilities from those (:mod:`tagger.model.stage2`).
         """
         return self.proba_of_raw(self.raw_scores(texts))
 
@@ -163,7 +163,7 @@ class Model:
         return self.raw_scores_of(self.features.transform(texts))
 
     def raw_scores_of(self, batch) -> "np.ndarray":
-        """:meth:`raw_scores` of a :class:`~tagger.features.FeatureBatch` (n_rows, n_outputs)."""
+        """:meth:`raw_scores` of a :class:`~tagger.model.features.FeatureBatch` (n_rows, n_outputs)."""
         import numpy as np
 
         raw = self.forest.raw_scores(batch.n_rows, batch.row, batch.col, batch.value)
@@ -253,7 +253,7 @@ class Model:
             th = self.thresholds.copy()
             for lb, v in thresholds.items():
                 if lb not in self._col:
-                    from .wording import close_matches, did_you_mean
+                    from ..wording import close_matches, did_you_mean
 
                     raise TaggerError(f"threshold for unknown label {lb!r}" + did_you_mean(
                         close_matches(str(lb), self.labels),
@@ -270,7 +270,7 @@ class Model:
         ``reason`` (abstention, never a guessed label).  ``explain`` > 0 adds, per tag, the
         ``explain`` n-grams that raised its score most (LightGBM's SHAP contributions).
         """
-        from .text import document_text
+        from ..text import document_text
 
         if min_words is None:
             min_words = MIN_WORDS
@@ -332,7 +332,7 @@ def _unit(v, what: str) -> float:
 def check_feature_version(path, manifest: dict) -> None:
     """Raise :class:`ModelError` (one line, "... please retrain") when the model in ``path``
     was built by another feature or normaliser version than this tagger's
-    (:func:`tagger.features.feature_version`): its vocabulary would not match the terms
+    (:func:`tagger.model.features.feature_version`): its vocabulary would not match the terms
     this code makes of a text.  A manifest from before the field existed (no
     ``feature_version``) is not checked: nothing says what it was built with."""
     from .features import feature_version
@@ -370,20 +370,3 @@ def load_linear(path):
 
     with np.load(path, allow_pickle=False) as z:
         return z["W"], z["b"]
-
-
-#: names that lived here before training moved to :mod:`tagger.training` and
-#: :mod:`tagger.modeldir`; ``from tagger.model import train`` still works (imported on use)
-_MOVED = {"training": ("LGBM_PARAMS", "NUM_ROUNDS", "LINEAR_C", "LINEAR_FOLDS", "THRESHOLD_FOLDS", "SHRINK_K",
-                       "label_matrix", "FittedModel", "fit", "fitted_proba", "tune_thresholds",
-                       "stratified_folds", "out_of_fold_proba", "corpus_hash", "train"),
-          "modeldir": ("MODEL_FILES", "save_linear", "check_out_dir", "write_model_dir")}
-
-
-def __getattr__(name):
-    import importlib
-
-    for mod, names in _MOVED.items():
-        if name in names:
-            return getattr(importlib.import_module(f"tagger.{mod}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -2,7 +2,7 @@
 
 :func:`fit` fits one model in memory (:class:`FittedModel`); :func:`out_of_fold_proba` and
 :func:`tune_thresholds` give per-label thresholds from scores of rows held out of the fit;
-:func:`train` does both and writes a model directory (:func:`tagger.modeldir.write_model_dir`).
+:func:`train` does both and writes a model directory (:func:`tagger.model.modeldir.write_model_dir`).
 Imports scikit-learn, lightgbm and iterative-stratification inside the functions that need them.
 """
 
@@ -12,8 +12,8 @@ import json
 from dataclasses import dataclass
 
 from .features import LABEL_TIME_EXTRAS, TfidfFeatures, feature_version
-from .model import DEFAULT_THRESHOLD, MODEL_FORMAT, Model
-from .taxonomy import Taxonomy
+from .inference import DEFAULT_THRESHOLD, MODEL_FORMAT, Model
+from ..taxonomy import Taxonomy
 
 #: LightGBM parameters for small hand-tagged corpora (hundreds to a few thousand abstracts,
 #: tens of thousands of sparse TF-IDF columns, labels with as few as 15 positives):
@@ -54,7 +54,7 @@ LINEAR_FOLDS = 5
 THRESHOLD_FOLDS = 5
 #: a label's tuned threshold is shrunk toward its facet's: weight n_pos / (n_pos + SHRINK_K)
 SHRINK_K = 10
-#: fit the label-dependency second stage (tagger.stage2) by default
+#: fit the label-dependency second stage (tagger.model.stage2) by default
 STAGE2 = False
 
 
@@ -74,7 +74,7 @@ def label_matrix(records, labels: list[str]):
 @dataclass
 class FittedModel:
     """What :func:`fit` returns: features, one booster per label/exclusive facet, and the
-    raw-output layout that :class:`Model` and :mod:`tagger.forest` use."""
+    raw-output layout that :class:`Model` and :mod:`tagger.model.forest` use."""
 
     features: TfidfFeatures
     boosters: dict  # booster file stem -> lightgbm.Booster
@@ -84,7 +84,7 @@ class FittedModel:
     bias: list
     n_outputs: int
     linear: tuple = None  # (W (n_outputs, n_features), b (n_outputs,)): the linear base
-    stage2: tuple = None  # (W (L, L), b (L,)): the label-dependency second stage (tagger.stage2)
+    stage2: tuple = None  # (W (L, L), b (L,)): the label-dependency second stage (tagger.model.stage2)
 
 
 def _linear_base(X, y, folds, C=LINEAR_C):
@@ -320,7 +320,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     Steps: an out-of-fold pass (``threshold_folds`` folds) gives the probabilities that tune
     per-label thresholds (:func:`tune_thresholds`); then the final model is fitted on all
     records.  With ``stage2`` (needs the out-of-fold pass), the label-dependency second stage
-    (:mod:`tagger.stage2`) is fitted on those out-of-fold probabilities, and the thresholds
+    (:mod:`tagger.model.stage2`) is fitted on those out-of-fold probabilities, and the thresholds
     are tuned on its cross-fitted scores instead.  The directory is built in a temporary
     sibling and swapped in by rename, so an interrupted run leaves the old model intact.
     Returns the manifest.
@@ -328,7 +328,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     import importlib.metadata as md
 
     from .forest import flatten_boosters
-    from .text import document_text
+    from ..text import document_text
 
     texts = [document_text(r) for r in records]
     Y = label_matrix(records, taxonomy.label_ids)
@@ -350,7 +350,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
             second = st2.fit(P, Y)
             P = st2.crossfit(P, Y, stratified_folds(Y, threshold_folds, 7))
         thresholds, facet_th = tune_thresholds(Y, P, taxonomy)
-        from .metrics import scores_by_facet
+        from ..metrics import scores_by_facet
 
         figures = {"out_of_fold": scores_by_facet(Y, P, taxonomy, thresholds), "folds": threshold_folds}
     else:
@@ -365,7 +365,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     forest = flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
                               fm.n_outputs, fm.bias)
     manifest = _layout_manifest(fm, taxonomy, thresholds)
-    from . import __version__
+    from .. import __version__
 
     versions = {"tagger": __version__}
     for pkg in ("lightgbm", "scikit-learn", "nltk", "numpy", "snowballstemmer"):
@@ -381,9 +381,9 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
         "label_counts": {lb: int(c) for lb, c in zip(taxonomy.label_ids, Y.sum(axis=0))},
         "facet_thresholds": facet_th,
         "parameters": {"lightgbm": {**LGBM_PARAMS, **(params or {})}, "num_rounds": num_rounds,
-                       "tfidf": {**__import__("tagger.features", fromlist=["x"]).DEFAULT_TFIDF, **(tfidf_params or {})},
+                       "tfidf": {**__import__("tagger.model.features", fromlist=["x"]).DEFAULT_TFIDF, **(tfidf_params or {})},
                        "threshold_folds": threshold_folds, "shrink_k": SHRINK_K,
-                       **({"stage2": {"C": __import__("tagger.stage2", fromlist=["x"]).STAGE2_C}} if second else {}),
+                       **({"stage2": {"C": __import__("tagger.model.stage2", fromlist=["x"]).STAGE2_C}} if second else {}),
                        "linear_base": {"C": LINEAR_C, "folds": LINEAR_FOLDS, "solver": "liblinear", "penalty": "l2"}},
         "n_features": fm.features.n_features,
         "n_trees": int(forest.n_trees),

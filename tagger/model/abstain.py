@@ -25,7 +25,7 @@ def too_short_reason(abstract: str, min_words: int = MIN_WORDS) -> str | None:
     None; but a short text mostly of letters that are not Latin (Chinese, Japanese, Thai:
     scripts written without spaces) is "not English: ..." (:func:`script_reason`)."""
     if "<" in abstract or "&" in abstract or not abstract.isascii():
-        from .text import clean
+        from ..text import clean
 
         abstract = clean(abstract)
     n_words = len(abstract.split(None, min_words))  # stops splitting at min_words (exact below it)
@@ -67,7 +67,7 @@ def abstain_reason(abstract: str, min_words: int = MIN_WORDS, title: str = "") -
     the tokens of title and abstract (the model's own tokens, stop words included), a share
     of common English function words below ``MIN_ENGLISH_SHARE`` ("not English").
     """
-    from .text import FUNCTION_WORDS, RUN_RE, document_text, is_token, token_text
+    from ..text import FUNCTION_WORDS, RUN_RE, document_text, is_token, token_text
 
     reason = too_short_reason(abstract, min_words)
     if reason:

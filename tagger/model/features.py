@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from collections import defaultdict
 from itertools import count, islice
 
-from . import text as _text
-from .text import FUNCTION_WORDS, Analyzer, run_bytes, token_text
+from .. import text as _text
+from ..text import FUNCTION_WORDS, Analyzer, run_bytes, token_text
 
 #: version of what turns a text into feature columns here (analyzer, n-gram keys, weighting);
 #: bump it when a saved model's features would come out differently, so old models are refused
@@ -39,7 +39,7 @@ def feature_version() -> dict:
 #: (benchmarks/tune_model.py, fixtures/README.md).  Each booster file grows with the feature
 #: count (LightGBM writes every feature's range; 23,500 terms made a 31 MB model): they are gzipped.
 DEFAULT_TFIDF = {"ngram_max": 2, "min_df": 2, "max_df": 0.9, "max_features": 8000, "sublinear_tf": True, "stem": True}
-#: optional features (:mod:`tagger.extra_features`), off unless a model's settings turn them on
+#: optional features (:mod:`tagger.model.extra_features`), off unless a model's settings turn them on
 EXTRA_FEATURES = {"negation": False, "cues": False, "title": False, "claims": False, "char": 0}
 #: the ones :class:`_BatchAnalyzer` builds at label time; the others are for screening only
 #: (benchmarks/tune_model.py scores them through scikit-learn's transform; training refuses them)
@@ -57,7 +57,7 @@ class TfidfFeatures:
     idf : list of float, length n_features
     stop_words : list of str
     stem_exceptions : dict str -> str
-        Tokens where the label-time stemmer must give nltk's stem (see :mod:`tagger.stemming`).
+        Tokens where the label-time stemmer must give nltk's stem (see :mod:`tagger.model.stemming`).
     ngram_max, sublinear_tf, stem : analyzer and weighting settings.
     """
 
@@ -148,7 +148,7 @@ class FeatureBatch:
         Tokens of each text (stop words included, pure numbers not).
     n_function_words : int64 array, shape (n_rows,)
         How many of those tokens are common English function words (``text.FUNCTION_WORDS``),
-        for :func:`tagger.abstain.abstain_reason`.
+        for :func:`tagger.model.abstain.abstain_reason`.
     """
 
     n_rows: int

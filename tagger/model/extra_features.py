@@ -15,14 +15,14 @@
 * ``char``: character n-grams of each kept token (``#tok#`` padded), ``~gram`` (screening only).
 
 :class:`FeatureAnalyzer` is the training side (handed to scikit-learn); the label-time side of
-``negation`` and ``cues`` is in :class:`tagger.features._BatchAnalyzer` (with :func:`cue_bigrams`).
+``negation`` and ``cues`` is in :class:`tagger.model.features._BatchAnalyzer` (with :func:`cue_bigrams`).
 """
 
 from __future__ import annotations
 
 import re
 
-from .text import _MISSING, _TOKEN_RE, Analyzer, token_text
+from ..text import _MISSING, _TOKEN_RE, Analyzer, token_text
 
 #: prefix of a negated token in the rewritten text (letters only, so it stays part of the run)
 NEG_MARK = "xnegx"

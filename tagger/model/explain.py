@@ -11,7 +11,7 @@ to the words as they appear in the text.  Importing lightgbm costs ~0.3-1 s, so 
 
 from __future__ import annotations
 
-from .text import _TOKEN_RE, fold, normalize
+from ..text import _TOKEN_RE, fold, normalize
 
 
 def surface_forms(analyzer, text: str) -> dict[str, str]:
