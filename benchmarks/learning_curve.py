@@ -12,7 +12,7 @@ import sys
 sys.path.insert(0, ".")
 
 from tagger.corpus import load_corpus  # noqa: E402
-from tagger.evaluation import cross_validate  # noqa: E402
+from tagger.evaluation.crossval import cross_validate  # noqa: E402
 from tagger.taxonomy import load_taxonomy  # noqa: E402
 
 

@@ -5,8 +5,8 @@ import pytest
 from click.testing import CliRunner
 
 from tagger.cli import cli
-from tagger.evaluation import cross_validate
-from tagger.report import format_report
+from tagger.evaluation.crossval import cross_validate
+from tagger.evaluation.report import format_report
 from tagger.metrics import per_label, prf, ranking
 
 from conftest import ROOT, write_jsonl
@@ -35,7 +35,7 @@ YEARS = (2003, 2012, 2024, None, 2009, 2019)  # by row number, so each era has r
 
 @pytest.fixture(scope="module")
 def small_cv(corpus_sample, taxonomy):
-    from tagger.bibeval import load_bib_eval
+    from tagger.evaluation.bibeval import load_bib_eval
 
     recs = [{**r, "year": YEARS[i % len(YEARS)]} for i, r in enumerate(corpus_sample[::5])]
     with pytest.MonkeyPatch.context() as mp:
@@ -46,7 +46,7 @@ def small_cv(corpus_sample, taxonomy):
 
 
 def test_parts_by_sample_and_era():
-    from tagger.evaluation import parts
+    from tagger.evaluation.crossval import parts
 
     recs = [{"sample": "uniform", "year": 2009}, {"sample": "uniform", "year": 2010}, {"sample": "seed", "year": 2018},
             {"sample": "seed", "year": 2019}, {"sample": "active"}, {"sample": "older-uniform", "year": "2001"},
@@ -66,7 +66,7 @@ def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sam
                     "2010-2018": sum(1 for i in range(n) if YEARS[i % 6] == 2012),
                     "2019 on": sum(1 for i in range(n) if YEARS[i % 6] in (2019, 2024))}
     assert sum(eras.values()) < n  # rows without a year are in no era
-    from tagger.evaluation import SAMPLES
+    from tagger.evaluation.crossval import SAMPLES
 
     samples = corpus_sample[::5]
     counts = {s: sum(r["sample"] == s for r in samples) for s in SAMPLES}
@@ -86,7 +86,7 @@ def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sam
     assert ("all", "tagger") in rows and ("baseline", f"{b['bib_eval']['all']['f1_micro']:.4f}") in rows
     assert section[1].startswith("bib-eval: 6 entries of 1 .bib file")  # the note, last
     tb = f"{t['bib_eval']['all']['f1_micro']:.3f} / {b['bib_eval']['all']['f1_micro']:.3f}"
-    from tagger.report import model_card
+    from tagger.evaluation.report import model_card
 
     card = model_card({"created": "x", "corpus_sha256": "", "taxonomy_fingerprint": ""}, small_cv, taxonomy)
     line = next(x for x in card.splitlines() if x.startswith("| bib-eval |"))
@@ -110,7 +110,7 @@ def test_cross_validation_reports_every_figure(small_cv, taxonomy):
 
 
 def test_report_rows_per_facet_and_system_within_100_columns(small_cv, taxonomy):
-    from tagger.report import REPORT_COLUMNS
+    from tagger.evaluation.report import REPORT_COLUMNS
 
     text = format_report(small_cv, taxonomy)
     lines = text.splitlines()
@@ -160,7 +160,7 @@ def test_evaluate_test_file_card_and_info(tmp_path, corpus_records, small_model_
 
 def test_evaluate_scores_bib_eval_from_the_shared_folder(tmp_path, corpus_records, small_model_dir, taxonomy,
                                                           monkeypatch):
-    from tagger.bibeval import load_bib_eval
+    from tagger.evaluation.bibeval import load_bib_eval
     from tagger.metrics import decide
     from tagger.model import Model
     from tagger.text import document_text
@@ -199,7 +199,7 @@ def test_evaluate_scores_bib_eval_from_the_shared_folder(tmp_path, corpus_record
     ({"file": "real/mini.bib", "key": 7, "labels": [], "annotator": "me"}, "needs 'key', a string"),
 ])
 def test_bad_bib_eval_rows_are_one_line_errors(tmp_path, taxonomy, monkeypatch, row, message):
-    from tagger.bibeval import load_bib_eval
+    from tagger.evaluation.bibeval import load_bib_eval
     from tagger.errors import TaggerError
 
     monkeypatch.setenv("TAGGER_SHARED", str(BIB_CASE / "shared"))

@@ -133,7 +133,7 @@ def _shown(v):
 def evaluated(tmp_path_factory, corpus_sample):
     """``tagger evaluate --baseline --json --html --learning-curve`` on a 16th of the seeded corpus sample
     (2 folds, 10 boosting rounds): (json dict, page path)."""
-    import tagger.evaluation as ev
+    import tagger.evaluation.crossval as ev
 
     tmp = tmp_path_factory.mktemp("html")
     corpus = write_jsonl(tmp / "c.jsonl", corpus_sample[::16])
@@ -214,7 +214,7 @@ def test_page_figures_equal_the_json(evaluated, taxonomy):
 
 
 def test_page_shows_samples_eras_and_bib_eval_when_the_result_has_them(evaluated, taxonomy, tmp_path):
-    from tagger.evaluation_html import render_html
+    from tagger.evaluation.html import render_html
 
     result = json.loads(json.dumps(evaluated[0]))
     for s in ("tagger", "baseline"):  # the shape of evaluate --json with per-sample and era figures
@@ -259,7 +259,7 @@ def test_test_file_page_without_baseline(tmp_path, corpus_sample, small_model_di
 
 
 def test_bad_learning_curve_and_html_paths_fail_before_the_work(tmp_path, monkeypatch):
-    import tagger.evaluation as ev
+    import tagger.evaluation.crossval as ev
 
     monkeypatch.setattr(ev, "cross_validate", lambda *a, **k: pytest.fail("cross-validated despite bad options"))
     corpus = str(ROOT / "fixtures" / "corpus.jsonl")
@@ -278,7 +278,7 @@ def test_bad_learning_curve_and_html_paths_fail_before_the_work(tmp_path, monkey
 
 
 def test_learning_curve_reads_json_lines_or_an_array(tmp_path):
-    from tagger.evaluation_html import load_learning_curve
+    from tagger.evaluation.html import load_learning_curve
 
     rows = [json.loads(line) for line in LEARNING.read_text().splitlines()]
     arr = tmp_path / "lc.json"
@@ -288,7 +288,7 @@ def test_learning_curve_reads_json_lines_or_an_array(tmp_path):
 
 def test_chromium_draws_the_page(evaluated, tmp_path):
     """The page as headless Chromium renders it: not blank, and its bars drawn in the tagger's colour."""
-    from tagger.evaluation_html import SYSTEM_COLOURS
+    from tagger.evaluation.html import SYSTEM_COLOURS
 
     png = tmp_path / "page.png"
     screenshot(evaluated[1], png, 1100, 1400)

@@ -21,8 +21,8 @@ def check_html_path(path: str) -> None:
 
 
 def write_html(path: str, result: dict, taxonomy, title: str) -> None:
-    """Render ``result`` (:func:`tagger.evaluation_html.render_html`) and write it to ``path``."""
-    from ..evaluation_html import render_html
+    """Render ``result`` (:func:`tagger.evaluation.html.render_html`) and write it to ``path``."""
+    from ..evaluation.html import render_html
 
     page = render_html(result, taxonomy, title)
     with AtomicOutput(path) as fh:

@@ -38,9 +38,9 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, html
     import json
 
     from ..corpus import check_corpus, load_corpus
-    from ..bibeval import DEFAULT_BIB_EVAL, load_bib_eval
-    from ..evaluation import cross_validate, evaluate_model
-    from ..report import format_report, model_card, write_per_label
+    from ..evaluation.bibeval import DEFAULT_BIB_EVAL, load_bib_eval
+    from ..evaluation.crossval import cross_validate, evaluate_model
+    from ..evaluation.report import format_report, model_card, write_per_label
     from ..model import Model
     from ..resources import model_dir, taxonomy_chosen, taxonomy_path
     from ..taxonomy import from_model_manifest, load_taxonomy
@@ -60,7 +60,7 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, html
 
         check_html_path(html_out)
     if learning_curve:
-        from ..evaluation_html import load_learning_curve
+        from ..evaluation.html import load_learning_curve
 
         curve = load_learning_curve(learning_curve)  # fail now, not after the cross-validation
     path = test_file or corpus

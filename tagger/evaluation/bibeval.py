@@ -11,13 +11,13 @@ These rows are evaluation data only, never training data.
 
 from __future__ import annotations
 
-from .wording import plural
+from ..wording import plural
 
 import json
 import os
 from pathlib import Path
 
-from .errors import TaggerError
+from ..errors import TaggerError
 
 #: the default bib-eval file, relative to the repository root (like the default corpus)
 DEFAULT_BIB_EVAL = "fixtures/bib-eval.jsonl"
@@ -64,7 +64,7 @@ def bib_entries(path) -> dict[str, dict]:
     """``{key: {"key", "title", "abstract"}}`` of the entries of the ``.bib`` file ``path`` that
     have an abstract, read as ``tagger bib`` reads them (:func:`tagger.bib.read_records`:
     LaTeX decoded, strings resolved)."""
-    from .bib import read_records
+    from ..bib import read_records
 
     with open(path, encoding="utf-8", errors="replace", newline="") as fh:
         records, _problems = read_records(fh.read())

@@ -1,12 +1,12 @@
 """Reports of evaluation figures: the Annif-style text report, the per-label TSV and the model card.
 
-Inputs are the result dicts of :func:`tagger.evaluation.cross_validate` and
-:func:`tagger.evaluation.evaluate_model`.
+Inputs are the result dicts of :func:`tagger.evaluation.crossval.cross_validate` and
+:func:`tagger.evaluation.crossval.evaluate_model`.
 """
 
 from __future__ import annotations
 
-from .wording import plural
+from ..wording import plural
 
 #: Annif's names for the figures (``annif eval``), beside our JSON keys
 ANNIF_NAMES = [
@@ -116,7 +116,7 @@ def model_card(manifest: dict, result: dict, taxonomy) -> str:
     t, b = result["tagger"], result.get("baseline")
     L = []
     L.append(f"# Model card: {manifest.get('taxonomy_name', taxonomy.name)}\n")
-    from .model.modeldir import card_header
+    from ..model.modeldir import card_header
 
     created, sizes = card_header(manifest)
     L.append(created)

@@ -1,5 +1,5 @@
 """``tagger evaluate --html``: one self-contained page drawn from the result of
-:func:`tagger.evaluation.cross_validate` or :func:`~tagger.evaluation.evaluate_model`.
+:func:`tagger.evaluation.crossval.cross_validate` or :func:`~tagger.evaluation.crossval.evaluate_model`.
 
 The page has no script, no link and no address: styles are inline, plots are SVG written
 here from the figures, fonts are the reader's own.  Every figure printed in it carries
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from html import escape
 
-from .errors import TaggerError
+from ..errors import TaggerError
 
 SYSTEM_COLOURS = {"tagger": "#2b6cb0", "baseline": "#a0aec0"}
 LINE_COLOURS = ("#2b6cb0", "#2c9c8f", "#d69e2e", "#9f7aea", "#e53e3e", "#718096", "#38a169")

@@ -15,10 +15,10 @@ change is judged against a baseline given the same chances.
 
 from __future__ import annotations
 
-from .metrics import confused_pairs, decide, per_label, prf, ranking, threshold_curves
-from .model.training import (NUM_ROUNDS, STAGE2, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
+from ..metrics import confused_pairs, decide, per_label, prf, ranking, threshold_curves
+from ..model.training import (NUM_ROUNDS, STAGE2, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
                        report_progress, stratified_folds, tune_thresholds)
-from .text import document_text
+from ..text import document_text
 
 BASELINE_CS = (0.1, 1.0, 10.0, 100.0)
 
@@ -80,7 +80,7 @@ def _baseline_fit_score(tr_texts, Ytr, te_texts, taxonomy, inner_k, seed, tfidf_
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
-    from .model.features import fit_tfidf
+    from ..model.features import fit_tfidf
 
     L = Ytr.shape[1]
     # inner out-of-fold probabilities for every C
@@ -140,7 +140,7 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     ``uniform`` (the uniform random arXiv sample), since rows found by search inflate the
     labels they were searched for; eras (:data:`ERAS`) cover only rows with a ``year``.
 
-    ``bib_eval`` (records from :func:`tagger.bibeval.load_bib_eval`, never training data) is
+    ``bib_eval`` (records from :func:`tagger.evaluation.bibeval.load_bib_eval`, never training data) is
     scored by a model fitted on all of ``records`` as ``tagger train`` fits it (thresholds from
     a ``THRESHOLD_FOLDS``-fold out-of-fold pass), the baseline likewise; ``bib_eval_note``
     (str) is carried into the result as ``bib_eval.note``.  ``stage2``: with the
@@ -148,7 +148,7 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     """
     import numpy as np
 
-    from .model import stage2 as st2
+    from ..model import stage2 as st2
 
     texts = [document_text(r) for r in records]
     Y = label_matrix(records, taxonomy.label_ids)
