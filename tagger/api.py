@@ -5,7 +5,7 @@
 >>> [p.tags for p in t.tag(["We segment MRI scans with a U-Net ..."])]   # doctest: +SKIP
 [['modality:image', 'task:segmentation', 'method:cnn']]
 
-Every entry point runs the pipeline ``tagger label`` runs (:func:`tagger.labeling.label_stream`:
+Every entry point runs the pipeline ``tagger label`` runs (:func:`tagger.pipeline.labeling.label_stream`:
 the same normaliser, model, thresholds and abstention), so the tags are the same as the
 CLI's for the same text and title.  A record whose text is null (None, NaN, pandas' NA),
 absent or blank is not shown to the model: it gets no tags and the reason
@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from .errors import TaggerError
-from .labeling import BATCH_SIZE  # noqa: F401  (records handed to the model at a time)
+from .pipeline.batches import BATCH_SIZE  # noqa: F401  (records handed to the model at a time)
 from .readers.fields import NO_ABSTRACT  # noqa: F401  (the reason given to records without text)
 
 _SOURCE = "<records>"
@@ -47,6 +47,12 @@ def load(model=None, taxonomy=None) -> "Tagger":
 
         tax = load_taxonomy(taxonomy_path(None if taxonomy is None else str(taxonomy)))
     return Tagger(Model.load(model_dir(None if model is None else str(model)), tax))
+
+
+def load_model(model=None, taxonomy=None):
+    """The :class:`~tagger.model.Model` of :func:`load` (what the commands load with
+    ``--model`` and ``--taxonomy``)."""
+    return load(model, taxonomy).model
 
 
 class Tagger:
@@ -164,7 +170,7 @@ class Tagger:
         """``(fields, Prediction)`` per dict of ``rows``, through ``label_stream``; the
         records are numbered from ``start``, and an error names ``source`` (a file) and the
         record's number, or, without ``source``, the number alone."""
-        from .labeling import label_stream
+        from .pipeline.labeling import label_stream
         from .readers import InputError, Record
 
         facets = self.check_facets(facets)

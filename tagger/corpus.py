@@ -6,6 +6,9 @@ the names below are kept here for code written against the old ``tagger.corpus``
 
 from __future__ import annotations
 
+import os
+
+from .errors import TaggerError
 from .readers import (EXTENSIONS, FORMATS, FileError, InputError, Record, detect_format,  # noqa: F401
                       read_records, record_text_error, sniff_format, source_stem)
 from .readers.jsonl import LineChunk, parse_json_record, read_jsonl, read_jsonl_chunks  # noqa: F401
@@ -15,6 +18,18 @@ from .readers.text import is_heading, read_paragraphs  # noqa: F401
 
 
 # --- hand-tagged corpora ----------------------------------------------------------------
+
+#: the repository's hand-tagged corpus, relative to the repository root
+DEFAULT_CORPUS = "fixtures/corpus.jsonl"
+
+
+def need_corpus(path: str) -> None:
+    """A clear error when the default corpus is not here (run from elsewhere than the
+    repository root, or an installed tagger without the repository)."""
+    if path == DEFAULT_CORPUS and not os.path.exists(path):
+        raise TaggerError(f"{path}: no such file (the default, relative to the repository root; "
+                          "name a hand-tagged corpus with --corpus FILE)")
+
 
 def load_corpus(path: str) -> list[dict]:
     """All records of a hand-tagged JSONL corpus, each with ``labels`` (list of str)."""

@@ -132,6 +132,70 @@ def _tag_records_partition(records, spec: TagSpec):
     return list(worker_tagger(spec).tag_records(records, **kw))
 
 
+def _tag_partition(src: str, dst: str, job):
+    """The task of ``tagger label --dask``: one partition file, with this worker's tagger."""
+    from .pipeline.partitions import tag_partition
+
+    return tag_partition(worker_tagger(job.spec), src, dst, job)
+
+
+def label_partitions(address: str, patterns, out_dir: str, job, echo) -> int:
+    """Tag the partitions of ``patterns`` into ``out_dir`` on the Dask scheduler at
+    ``address`` (``tcp://host:8786``), one task per partition
+    (:mod:`tagger.pipeline.partitions`; ``job`` a :class:`~tagger.pipeline.partitions.PartitionJob`);
+    ``echo(line)`` reports on stderr.  Partitions whose
+    output exists are skipped.  Returns the exit status: 0, or 2 when a partition failed
+    (each failure reported; the others are written).  Raises TaggerError when the
+    scheduler cannot be reached or the inputs are wrong."""
+    import os
+
+    from .pipeline.partitions import plan
+
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise TaggerError(f"{out_dir}: not a directory (with --dask, -o names the output directory)")
+    todo = plan(patterns, out_dir)
+    for _, dst in todo:
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+    done = [p for p in todo if os.path.exists(p[1])]
+    todo = [p for p in todo if not os.path.exists(p[1])]
+    if done:
+        echo(f"tagger: {_n(len(done), 'partition')} already complete, skipped")
+    if not todo:
+        return 0
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise TaggerError("--dask needs Dask: pip install 'tagger[dask]'") from None
+    try:
+        client = Client(address, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as e:
+        raise TaggerError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+    failed, written = 0, 0
+    try:
+        futures = {client.submit(_tag_partition, src, dst, job, pure=False, key=f"tagger-{os.path.basename(src)}-"
+                                 f"{os.urandom(4).hex()}"): src for src, dst in todo}
+        for fut in as_completed(futures):
+            src = futures[fut]
+            try:
+                n, warnings = fut.result()
+            except TaggerError as e:
+                failed += 1
+                echo(f"tagger: error: {e} ({os.path.basename(src)} not written)")
+                continue
+            for w in warnings:
+                echo(f"tagger: warning: {w}")
+            written += n
+    finally:
+        client.close()
+    echo(f"tagger: {_n(len(todo) - failed, 'partition')} tagged ({_n(written, 'record')}) into {out_dir}"
+         + (f"; {failed} failed (rerun to redo them)" if failed else ""))
+    return 2 if failed else 0
+
+
+def _n(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
 def tag(ddf, *, text="abstract", title="title", model=None, taxonomy=None, facets=None, thresholds=None,
         min_words=None):
     """``ddf`` (a ``dask.dataframe.DataFrame``) with the columns ``tags`` (list of label ids),

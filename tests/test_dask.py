@@ -215,7 +215,7 @@ def test_cli_dask_parquet_partitions(client, data, tmp_path):
 
 
 def test_outputs_mirror_the_input_tree(tmp_path):
-    from tagger.partitions import plan
+    from tagger.pipeline.partitions import plan
 
     for day in ("d=1", "d=2"):
         (tmp_path / "works" / day).mkdir(parents=True)

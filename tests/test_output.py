@@ -8,7 +8,8 @@ from hypothesis import given, settings, strategies as st
 
 from tagger.corpus import Record, parse_json_record
 from tagger.model import Prediction
-from tagger.output import Renderer, Writer, tagged_fields, tagged_json
+from tagger.writers import Renderer, Writer
+from tagger.writers.jsonl import tagged_fields, tagged_json
 
 PRED = Prediction(["modality:text", "method:transformer"], {"modality:text": 0.9812, "method:transformer": 0.5})
 

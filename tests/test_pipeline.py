@@ -246,7 +246,7 @@ def test_label_stream_in_workers_equals_in_process(shipped_model, corpus_records
     is unavailable."""
     import multiprocessing
 
-    from tagger import labeling, workers
+    from tagger.pipeline import labeling, workers
     from tagger.corpus import Record
 
     if start == "spawn":

@@ -38,7 +38,7 @@ def _kill_workers():
     reach them, and idle workers would otherwise linger, holding the caller's pipes open."""
     import signal
 
-    mod = sys.modules.get("tagger.workers")
+    mod = sys.modules.get("tagger.pipeline.workers")
     for executor in list(getattr(mod, "_POOL", {}).values()):
         for pid in list(getattr(executor, "_processes", None) or {}):
             try:
@@ -68,7 +68,7 @@ def main(argv=None):
     try:
         rv = cli.main(args=argv, prog_name="tagger", standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt) as e:
-        # Output files were already removed on the way out (_AtomicOutput).  Leave at once:
+        # Output files were already removed on the way out (Target).  Leave at once:
         # a normal exit would wait on worker processes (--jobs), which end with their parent.
         term = isinstance(e, _Terminated) or isinstance(e.__cause__, _Terminated)
         try:

@@ -1,5 +1,7 @@
-"""What the commands share: option sets, model loading, input files, atomic output, the
-labelling loop, error wording and progress.
+"""What the commands share, and only that: click option sets, the mapping of errors to exit
+statuses, checks of the terminal (abstracts typed in, options named on the command line)
+and the progress display.  The work itself is the library's (:mod:`tagger.pipeline`,
+:mod:`tagger.api`, ...).
 
 Heavy libraries are imported inside the functions that use them, never at module level.
 """
@@ -13,7 +15,6 @@ import sys
 import click
 
 from ..errors import TaggerError
-from ..wording import plural  # noqa: F401  (the commands import it from here)
 
 
 def exit_code(fn):
@@ -45,18 +46,6 @@ def model_options(fn):
     fn = click.option("--model", "model", metavar="DIR",
                       help="Model directory [default: $TAGGER_MODEL, else the packaged model].")(fn)
     return fn
-
-
-def load_model(model_opt, taxonomy_opt):
-    """The ``tagger.model.Model`` chosen by ``--model``/``$TAGGER_MODEL`` (else the packaged one),
-    checked against ``--taxonomy``/``$TAGGER_TAXONOMY`` when one is given
-    (:func:`tagger.api.load`, as the Python API loads it).
-
-    Raises TaggerError for a missing or incompatible model.
-    """
-    from ..api import load
-
-    return load(model_opt, taxonomy_opt).model
 
 
 def _delimiter(ctx, param, value):
@@ -109,186 +98,31 @@ def io_options(fn):
     return model_options(fn)
 
 
-def _warn(msg: str) -> None:
+def warn(msg: str) -> None:
+    """One line ``tagger: warning: MSG`` on stderr."""
     click.echo(f"tagger: warning: {msg}", err=True)
 
 
-class Inputs:
-    """The input files of a command (``opts``: the command's options), read one after
-    another as one stream of records."""
+def open_inputs(files, opts: dict):
+    """The :class:`~tagger.pipeline.inputs.Inputs` of a command's ``files`` and options; on a
+    terminal, first says how to end abstracts typed in."""
+    from click.core import ParameterSource
 
-    def __init__(self, files, opts: dict):
-        from ..readers import ReadOptions, detect_format
-        from ..readers.stream import check_encoding
+    from ..pipeline.inputs import Inputs
+    from ..readers.stream import check_encoding
 
-        if opts.get("encoding"):
-            check_encoding(opts["encoding"])
-        self.files = list(files) or ["-"]
-        if "-" in self.files and sys.stdin is not None and sys.stdin.isatty():
-            ctx = click.get_current_context(silent=True)
-            command = ctx.command_path if ctx is not None else "tagger label"
-            first = " EXPR" if ctx is not None and ctx.info_name == "filter" else ""
-            click.echo("tagger: reading abstracts from the terminal, one per paragraph; end with Ctrl-D "
-                       f"(or name a file: {command}{first} FILE)", err=True)
-        self.read_opts = ReadOptions(text_field=opts["text_field"], title_field=opts["title_field"],
-                                     id_field=opts["id_field"], encoding=opts.get("encoding"),
-                                     header=not opts.get("no_header"), delimiter=opts.get("delimiter"), warn=_warn)
-        self.formats = [detect_format(f, opts["input_format"], sniff=True, encoding=opts.get("encoding"))
-                        for f in self.files]
-        self.text_field, self.id_field = opts["text_field"], opts["id_field"]
-        self._check_fields_apply()
-        tables = {f for f in self.formats if f in ("csv", "tsv")}
-        self.table_format = tables.pop() if len(tables) == 1 and len(set(self.formats)) == 1 else None
-
-    def _check_fields_apply(self) -> None:
-        """--text-field, --title-field and --id-field name fields of records; a text input
-        (.txt: one abstract per paragraph; lines) has none.  Named on the command line with
-        only such inputs: an error (the option would do nothing); with some: a warning."""
-        from click.core import ParameterSource
-
-        ctx = click.get_current_context(silent=True)
-        if ctx is None:
-            return
-        given = [f"--{name.replace('_', '-')}" for name in ("text_field", "title_field", "id_field")
-                 if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE]
-        plain = [(f, fmt) for f, fmt in zip(self.files, self.formats) if fmt in ("txt", "lines")]
-        if not given or not plain:
-            return
-        f, fmt = plain[0]
-        name = "standard input" if f == "-" else f
-        what = "one abstract per paragraph" if fmt == "txt" else "one abstract per line"
-        msg = (f"{given[0]} does not apply to {name}: it is read as text ({what}), which has no fields; "
-               f"name its format with --input-format jsonl, json or csv if it has them")
-        if len(plain) == len(self.files):
-            raise TaggerError(msg)
-        _warn(msg)
-
-    def records(self):
-        from ..readers import open_reader
-
-        for f, fmt in zip(self.files, self.formats):
-            yield from open_reader(f, fmt, self.read_opts)
-
-    def batches(self):
-        """The records in batches for ``labeling.render_stream``: JSON Lines as undecoded
-        chunks of lines, other formats as lists of records; no batch spans two files."""
-        from ..labeling import read_batches
-
-        for f, fmt in zip(self.files, self.formats):
-            yield from read_batches(f, fmt, self.read_opts)
-
-
-def default_format(out_format, inputs, target, bib: bool = False):
-    """The output format: ``--format``; else, for a file, by its extension (an extension that
-    names no format is an error); else (standard output, a device) csv/tsv for a table, with
-    ``bib`` (``tagger filter``) bib for BibTeX input, text on a terminal, jsonl otherwise."""
-    from ..writers import OUTPUT_EXTENSIONS, format_for_path
-
-    if out_format:
-        return out_format
-    if not target.streams:
-        fmt = format_for_path(target.path)
-        if fmt is None or (fmt == "bib" and not bib):
-            exts = " ".join(e for e in OUTPUT_EXTENSIONS if e not in (".ndjson", ".bib", ".parquet"))
-            more = ", .parquet" + (", .bib" if bib else "")
-            raise TaggerError(f"{target.path}: cannot tell the output format from the file name (known: {exts}, "
-                              f"each also with .gz{more}); name it with --format")
-        if fmt in ("parquet", "bib") and target.path.lower().endswith(".gz"):
-            raise TaggerError(f"{target.path}: {'Parquet is compressed within' if fmt == 'parquet' else '.bib files are not gzipped'}; "
-                              f"name the output {target.path[:-3]}")
-        return fmt
-    if inputs.table_format:
-        return inputs.table_format
-    if bib and set(inputs.formats) == {"bib"}:
-        return "bib"
-    return "text" if target.is_terminal() else "jsonl"
-
-
-def AtomicOutput(path):  # noqa: N802  (was a class; kept for the commands that use it)
-    """Where a command writes: ``path``, or standard output for None or ``-``
-    (:class:`tagger.writers.target.Target`: a file is replaced atomically, a device or FIFO
-    written into); a context manager giving a text file object."""
-    from ..writers.target import Target
-
-    return Target(path)
-
-
-def make_writer(fh, fmt, model, inputs, target, opts):
-    """The :class:`~tagger.writers.Writer` of a command's output."""
-    from ..writers import Writer
-
-    return Writer(fh, fmt, model.facets, inputs.table_format, opts["id_field"], text_field=opts["text_field"],
-                  title_field=opts["title_field"], titles=fmt == "text" and target.is_terminal())
-
-
-def stream(model, inputs, writer, opts, explain=0):
-    """Label the records of ``inputs`` with ``model`` and write them through ``writer``.
-
-    Returns ``(written, skipped)`` record counts; a TaggerError gains how many were written.
-    """
-    from ..labeling import label_stream, render_stream
-
-    skipped = []
-
-    def warn(msg):
-        skipped.append(msg)
-        click.echo(f"tagger: warning: {msg}", err=True)
-
-    kw = dict(text_field=opts["text_field"], title_field=opts["title_field"], thresholds=opts["threshold"],
-              facets=opts.get("facets"), min_words=opts["min_words"], explain=explain, on_error=opts["on_error"],
-              warn=warn, jobs=opts["jobs"], id_field=opts["id_field"])
-    ticker = Ticker("records tagged")
-    try:
-        if writer.renderer is not None:  # per-record output: rendered (and parsed) where the tagging is done
-            for text, n in render_stream(model, inputs.batches(), writer.renderer, **kw):
-                ticker.clear()
-                writer.write_rendered(text, n)
-                writer.fh.flush()
-                ticker.update(writer.count)
-        else:
-            for rec, pred in label_stream(model, inputs.records(), **kw):
-                writer.write(rec, pred)
-                if writer.count % 256 == 0:
-                    ticker.clear()
-                    writer.fh.flush()
-                    ticker.update(writer.count)
-    except TaggerError as e:
-        raise with_count(e, writer.count, opts["output"]) from None
-    finally:
-        ticker.clear()
-    return writer.count, len(skipped)
-
-
-def nothing_written(skipped: int) -> TaggerError:
-    """The error of a run whose every record was skipped as bad (``--on-error skip``)."""
-    what = "the one record read was" if skipped == 1 else f"all {skipped} records read were"
-    return TaggerError(f"no record written: {what} bad and skipped")
-
-
-def tag_parquet_files(model, inputs, fh, opts, keep=None) -> int:
-    """Parquet input to Parquet output (:func:`tagger.writers.parquet.tag_parquet`, every
-    column kept as it was); ``keep(prediction)`` for ``filter``.  Returns the rows written."""
-    from ..api import Tagger
-    from ..writers.parquet import tag_parquet
-
-    if opts["output"] and opts["output"].lower().endswith(".gz"):
-        raise TaggerError(f"{opts['output']}: Parquet is compressed within; name the output .parquet")
-    return tag_parquet(Tagger(model), inputs.files, fh, text=opts["text_field"], title=opts["title_field"],
-                       facets=opts.get("facets"), thresholds=opts["threshold"], min_words=opts["min_words"], keep=keep)
-
-
-def with_count(e: TaggerError, written: int, output: str | None = None) -> TaggerError:
-    """``e`` with how many records were written before it (to stdout), or, with ``-o FILE``,
-    that the file was left as it was (the output is written atomically); nothing is added for
-    a file that could not be opened before anything was written."""
-    from ..readers import FileError
-    from ..writers.target import OutputError
-
-    if isinstance(e, OutputError) or (isinstance(e, FileError) and not written):
-        return e
-    if output and output != "-":
-        return TaggerError(f"{e} ({output} left as it was; {plural(written, 'record')} had been tagged before it)")
-    return TaggerError(f"{e} ({plural(written, 'record')} {'was' if written == 1 else 'were'} written before it)")
+    if opts.get("encoding"):
+        check_encoding(opts["encoding"])
+    files = list(files) or ["-"]
+    ctx = click.get_current_context(silent=True)
+    if "-" in files and sys.stdin is not None and sys.stdin.isatty():
+        command = ctx.command_path if ctx is not None else "tagger label"
+        first = " EXPR" if ctx is not None and ctx.info_name == "filter" else ""
+        click.echo("tagger: reading abstracts from the terminal, one per paragraph; end with Ctrl-D "
+                   f"(or name a file: {command}{first} FILE)", err=True)
+    given = [] if ctx is None else [f"--{name.replace('_', '-')}" for name in ("text_field", "title_field", "id_field")
+                                    if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE]
+    return Inputs(files, opts, warn=warn, given=given)
 
 
 def quiet_broken_pipe():
@@ -300,7 +134,7 @@ def quiet_broken_pipe():
         pass
 
 
-# --- training ---------------------------------------------------------------------------
+# --- progress ---------------------------------------------------------------------------
 
 class Progress:
     """How far a long command is, on stderr: a click progress bar when stderr is a terminal,
@@ -342,6 +176,14 @@ class Ticker:
         self.start = self.clock()
         self.last, self.shown = 0.0, False
 
+    def __call__(self, done: int, total: int | None = None, what: str | None = None) -> None:
+        """As the library's ``progress(done, total, what)``: show ``done``, if it is time to;
+        ``what`` None (output is about to be written): clear the line."""
+        if what is None:
+            self.clear()
+        else:
+            self.update(done)
+
     def update(self, n: int) -> None:
         """Show that ``n`` records (entries) are done, if it is time to."""
         if not self.on:
@@ -366,15 +208,3 @@ def _isatty(stream) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError, OSError):
         return False
-
-
-#: the repository's hand-tagged corpus, relative to the repository root
-DEFAULT_CORPUS = "fixtures/corpus.jsonl"
-
-
-def need_corpus(path: str) -> None:
-    """A clear error when the default corpus is not here (run from elsewhere than the
-    repository root, or an installed tagger without the repository)."""
-    if path == DEFAULT_CORPUS and not os.path.exists(path):
-        raise TaggerError(f"{path}: no such file (the default, relative to the repository root; "
-                          "name a hand-tagged corpus with --corpus FILE)")

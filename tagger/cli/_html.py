@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from ..errors import TaggerError
-from ._common import AtomicOutput
+from ..writers.target import Target
 
 
 def check_html_path(path: str) -> None:
@@ -25,5 +25,5 @@ def write_html(path: str, result: dict, taxonomy, title: str) -> None:
     from ..evaluation.html import render_html
 
     page = render_html(result, taxonomy, title)
-    with AtomicOutput(path) as fh:
+    with Target(path) as fh:
         fh.write(page)

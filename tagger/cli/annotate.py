@@ -9,8 +9,10 @@ from __future__ import annotations
 import click
 
 from ..errors import TaggerError
+from ..wording import plural
+from ..writers.target import Target
 from ._app import cli
-from ._common import AtomicOutput, exit_code, load_model, model_options, plural
+from ._common import exit_code, model_options
 
 
 def _warn(msg):
@@ -88,16 +90,17 @@ def _queue(pool, n, exclude, scores_out, out, input_format, text_field, title_fi
 
     from ..annotate.pool import exclusions, pool_rows, public_row
     from ..annotate.queue import queue
+    from ..api import load_model
 
     model = load_model(model_opt, taxonomy_opt)
     ids, keys = exclusions(exclude)
     rows = pool_rows(pool, input_format, text_field, title_field, id_field, warn=_warn)
     chosen, counts = queue(model, rows, n, ids, keys, min_words)
-    with AtomicOutput(out) as fh:
+    with Target(out) as fh:
         for row, *_ in chosen:
             fh.write(json.dumps(public_row(row), ensure_ascii=False) + "\n")
     if scores_out:
-        with AtomicOutput(scores_out) as fh:
+        with Target(scores_out) as fh:
             for row, unc, nearest, proba in chosen:
                 tags, _ = model.decide(proba[None, :])[0]
                 fh.write(json.dumps({"id": row["id"], "uncertainty": round(unc, 4), "nearest_label": nearest,

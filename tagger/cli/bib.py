@@ -6,7 +6,7 @@ import click
 
 from ..errors import TaggerError
 from ._app import cli
-from ._common import Ticker, exit_code, load_model, model_options
+from ._common import Ticker, exit_code, model_options
 
 
 @cli.command()
@@ -32,6 +32,7 @@ def bib(files, check, strict, allow_unreadable, diff, field, encoding, min_words
     import codecs
 
     from .. import bib as bibmod
+    from ..api import load_model
 
     if encoding:
         try:

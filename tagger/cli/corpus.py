@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from ..wording import plural
 from ._app import cli
-from ._common import exit_code, plural
+from ._common import exit_code
 
 
 @cli.group()

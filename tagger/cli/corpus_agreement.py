@@ -5,7 +5,9 @@ from __future__ import annotations
 import click
 
 from ..errors import TaggerError
-from ._common import AtomicOutput, exit_code, plural
+from ..wording import plural
+from ..writers.target import Target
+from ._common import exit_code
 from .corpus import corpus
 
 
@@ -47,7 +49,7 @@ def corpus_agreement(first, second, by, disagreements, taxonomy, as_json):
     click.echo(to_json(result) if as_json else format_agreement(result, first, second), nl=False)
     if disagreements:
         rows = differing(a, b)
-        with AtomicOutput(disagreements) as fh:
+        with Target(disagreements) as fh:
             for r in rows:
                 fh.write(json.dumps(r, ensure_ascii=False) + "\n")
         click.echo(f"{disagreements}: {plural(len(rows), 'id')} with different label sets", err=True)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import click
 
-from ._common import AtomicOutput, exit_code, plural
+from ..wording import plural
+from ..writers.target import Target
+from ._common import exit_code
 from .corpus import corpus
 
 
@@ -26,7 +28,7 @@ def corpus_merge(files, output, adjudicated):
     from ..annotate.merge import merge_batches
 
     rows = merge_batches(list(files), adjudicated, warn=lambda m: click.echo(f"tagger: warning: {m}", err=True))
-    with AtomicOutput(output) as fh:
+    with Target(output) as fh:
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
     multi = sum(1 for r in rows if "+" in r["annotator"] or ", adjudicated " in r["annotator"])

@@ -6,9 +6,10 @@ import os
 
 import click
 
+from ..corpus import DEFAULT_CORPUS, need_corpus
 from ..errors import TaggerError
 from ._app import cli
-from ._common import DEFAULT_CORPUS, Progress, exit_code, model_options, need_corpus
+from ._common import Progress, exit_code, model_options
 
 
 @cli.command(short_help="Cross-validate: precision, recall and F1 per facet and label.")

@@ -5,20 +5,9 @@ from __future__ import annotations
 import click
 
 from ..errors import TaggerError
+from ..wording import plural
 from ._app import cli
-from ._common import (
-    Inputs,
-    default_format,
-    exit_code,
-    io_options,
-    load_model,
-    make_writer,
-    nothing_written,
-    plural,
-    quiet_broken_pipe,
-    tag_parquet_files,
-    with_count,
-)
+from ._common import exit_code, io_options, open_inputs, quiet_broken_pipe, warn
 
 
 def check_quoted(expr: str, files) -> None:
@@ -62,72 +51,27 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
     Records that carry tags are trusted (unless --retag or --threshold); others are tagged on the fly.
     Exit 0 if any record was kept, 1 if none, 2 on error (as grep).
     """
-    from ..labeling import trusted_or_tagged
+    from ..api import load
+    from ..pipeline.tagging import filter_files
     from ..query import parse
+    from ..writers import default_format
     from ..writers.target import Target
 
     check_quoted(expr, files)
-    inputs = Inputs(files, opts)
+    inputs = open_inputs(files, opts)
     target = Target(opts["output"])
-    model = load_model(opts["model"], opts["taxonomy"])
+    tagger = load(opts["model"], opts["taxonomy"])
+    model = tagger.model
     query = parse(expr, model.labels, [f for f, _, _ in model.facets])
     fmt = default_format(opts["out_format"], inputs, target, bib=True)
     if fmt == "bib" and set(inputs.formats) != {"bib"}:
         raise TaggerError("-f bib writes BibTeX entries: give .bib files (or --input-format bib)")
-    skipped = []
-
-    def warn(msg):
-        skipped.append(msg)
-        click.echo(f"tagger: warning: {msg}", err=True)
-
-    # a threshold of one's own only means something for records tagged now
-    vocabulary = None
-    if "bib" in inputs.formats:
-        from ..bib import Vocabulary
-
-        vocabulary = Vocabulary(model.facets)
-    stream = trusted_or_tagged(inputs.records(), lambda: model, retag=retag or opts["threshold"] is not None,
-                               need_scores=min_score is not None, vocabulary=vocabulary,
-                               text_field=opts["text_field"], title_field=opts["title_field"],
-                               id_field=opts["id_field"], thresholds=opts["threshold"], min_words=opts["min_words"],
-                               on_error=opts["on_error"], warn=warn, jobs=opts["jobs"])
-    kept = seen = 0
-    target.binary = fmt == "parquet" and not count
-    fresh = retag or opts["threshold"] is not None or not any(_carries_tags(f) for f in inputs.files)
     try:
-        with target as fh:
-            if target.binary and set(inputs.formats) == {"parquet"} and fresh:  # column by column, types kept
-                kept = tag_parquet_files(model, inputs, fh, opts,
-                                         keep=lambda p: query.matches(p.tags, p.scores, min_score) != invert)
-                return 0 if kept else 1
-            writer = make_writer(fh, fmt, model, inputs, target, opts)
-            try:
-                for rec, pred in stream:
-                    seen += 1
-                    if query.matches(pred.tags, pred.scores, min_score) != invert:
-                        kept += 1
-                        if not count:
-                            writer.write(rec, pred)
-            except TaggerError as e:
-                raise with_count(e, writer.count, opts["output"]) from None
-            if skipped and not seen:
-                raise nothing_written(len(skipped))
-            if count:
-                fh.write(f"{kept}\n")
-            else:
-                writer.close()
-    except BrokenPipeError:
+        kept, skipped = filter_files(tagger, inputs, target, fmt, query, opts, retag=retag, min_score=min_score,
+                                     invert=invert, count=count, warn=warn)
+    except BrokenPipeError as e:
         quiet_broken_pipe()
-        return 0 if kept else 1
+        return 0 if getattr(e, "kept", 0) else 1
     if skipped:
-        click.echo(f"tagger: {plural(len(skipped), 'bad record')} skipped, {kept} kept", err=True)
+        click.echo(f"tagger: {plural(skipped, 'bad record')} skipped, {kept} kept", err=True)
     return 0 if kept else 1
-
-
-def _carries_tags(path: str) -> bool:
-    """A Parquet file with a ``tags`` column (an earlier ``tagger label``: trusted)."""
-    if not path.lower().endswith(".parquet"):
-        return False
-    from ..readers.parquet import open_parquet
-
-    return "tags" in open_parquet(path).schema_arrow.names

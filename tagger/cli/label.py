@@ -5,20 +5,9 @@ from __future__ import annotations
 import click
 
 from ..errors import TaggerError
+from ..wording import plural
 from ._app import cli
-from ._common import (
-    Inputs,
-    default_format,
-    exit_code,
-    io_options,
-    load_model,
-    make_writer,
-    nothing_written,
-    plural,
-    quiet_broken_pipe,
-    stream,
-    tag_parquet_files,
-)
+from ._common import Ticker, exit_code, io_options, open_inputs, quiet_broken_pipe, warn
 
 
 @cli.command(short_help="Tag the abstracts of text, JSON, CSV, BibTeX or Parquet files.")
@@ -37,12 +26,14 @@ def label(files, facets, explain, explain_top, dask_address, **opts):
 
     if dask_address:
         return _label_dask(dask_address, files, facets, explain_top if explain else 0, opts)
-    from ..api import Tagger
+    from ..api import load
+    from ..pipeline.tagging import label_files
+    from ..writers import default_format
 
-    inputs = Inputs(files, opts)
+    inputs = open_inputs(files, opts)
     target = Target(opts["output"])
-    model = load_model(opts["model"], opts["taxonomy"])
-    opts["facets"] = Tagger(model).check_facets(facets)
+    tagger = load(opts["model"], opts["taxonomy"])
+    opts["facets"] = tagger.check_facets(facets)
     fmt = default_format(opts["out_format"], inputs, target)
     if fmt == "bib":
         raise TaggerError("-f bib is for tagger filter (the matching entries as they were); "
@@ -51,15 +42,8 @@ def label(files, facets, explain, explain_top, dask_address, **opts):
     if target.binary and explain:
         raise TaggerError("--explain is shown in text, jsonl and json output, not written to Parquet")
     try:
-        with target as fh:
-            if fmt == "parquet" and set(inputs.formats) == {"parquet"}:  # column by column, types kept
-                tag_parquet_files(model, inputs, fh, opts)
-                return 0
-            writer = make_writer(fh, fmt, model, inputs, target, opts)
-            written, skipped = stream(model, inputs, writer, opts, explain=explain_top if explain else 0)
-            if skipped and not written:
-                raise nothing_written(skipped)
-            writer.close()
+        written, skipped = label_files(tagger, inputs, target, fmt, opts, explain=explain_top if explain else 0,
+                                       warn=warn, progress=Ticker("records tagged"))
     except BrokenPipeError:
         quiet_broken_pipe()
         return 0
@@ -69,9 +53,9 @@ def label(files, facets, explain, explain_top, dask_address, **opts):
 
 
 def _label_dask(address, files, facets, explain, opts):
-    """``--dask``: the partitions ``files`` (globs) tagged on a cluster (:mod:`tagger.partitions`)."""
-    from ..dask import make_spec
-    from ..partitions import PartitionJob, run
+    """``--dask``: the partitions ``files`` (globs) tagged on a cluster (:mod:`tagger.pipeline.partitions`)."""
+    from ..dask import label_partitions, make_spec
+    from ..pipeline.partitions import PartitionJob
 
     if not files or "-" in files:
         raise TaggerError("--dask needs the input partitions as files or a glob (quoted), not stdin")
@@ -85,4 +69,4 @@ def _label_dask(address, files, facets, explain, opts):
     spec = make_spec(opts["model"], opts["taxonomy"], text=opts["text_field"], title=opts["title_field"],
                      facets=list(facets) or None, thresholds=opts["threshold"], min_words=opts["min_words"])
     job = PartitionJob(spec, opts["id_field"], opts["on_error"], explain)
-    return run(address, files, opts["output"], job, lambda line: click.echo(line, err=True))
+    return label_partitions(address, files, opts["output"], job, lambda line: click.echo(line, err=True))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import click
 
+from ..corpus import DEFAULT_CORPUS, need_corpus
 from ..errors import TaggerError
+from ..wording import plural
 from ._app import cli
-from ._common import DEFAULT_CORPUS, Progress, exit_code, need_corpus, plural
+from ._common import Progress, exit_code
 
 
 @cli.command(short_help="Train TF-IDF + LightGBM models on a hand-tagged corpus.")

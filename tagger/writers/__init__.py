@@ -16,13 +16,16 @@ parquet   :mod:`tagger.writers.parquet`   every input column plus ``tags``, ``sc
 A :class:`Writer` takes ``(Record, Prediction)`` pairs one at a time, so output can start
 before the input ends; a :class:`Renderer` makes the text of one record for the formats
 where it depends on that record alone, and is plain data, so ``--jobs`` workers render too.
-:mod:`tagger.writers.target` opens where the output goes (``-o``).  A new format is one new
+:mod:`tagger.writers.target` opens where the output goes (``-o``), and :func:`default_format`
+chooses the format when ``--format`` is not given.  A new format is one new
 module here with a ``render(rec, pred, renderer)``, named in :data:`RENDERERS`.
 """
 
 from __future__ import annotations
 
 import importlib
+
+from ..errors import TaggerError
 
 OUTPUT_FORMATS = ("text", "jsonl", "json", "tsv", "csv", "pairs", "bib", "parquet")
 
@@ -131,3 +134,27 @@ def format_for_path(path: str) -> str | None:
     if name.endswith(".gz"):
         name = name[:-3]
     return OUTPUT_EXTENSIONS.get(os.path.splitext(name)[1])
+
+
+def default_format(out_format, inputs, target, bib: bool = False):
+    """The output format: ``--format``; else, for a file, by its extension (an extension that
+    names no format is an error); else (standard output, a device) csv/tsv for a table, with
+    ``bib`` (``tagger filter``) bib for BibTeX input, text on a terminal, jsonl otherwise."""
+    if out_format:
+        return out_format
+    if not target.streams:
+        fmt = format_for_path(target.path)
+        if fmt is None or (fmt == "bib" and not bib):
+            exts = " ".join(e for e in OUTPUT_EXTENSIONS if e not in (".ndjson", ".bib", ".parquet"))
+            more = ", .parquet" + (", .bib" if bib else "")
+            raise TaggerError(f"{target.path}: cannot tell the output format from the file name (known: {exts}, "
+                              f"each also with .gz{more}); name it with --format")
+        if fmt in ("parquet", "bib") and target.path.lower().endswith(".gz"):
+            raise TaggerError(f"{target.path}: {'Parquet is compressed within' if fmt == 'parquet' else '.bib files are not gzipped'}; "
+                              f"name the output {target.path[:-3]}")
+        return fmt
+    if inputs.table_format:
+        return inputs.table_format
+    if bib and set(inputs.formats) == {"bib"}:
+        return "bib"
+    return "text" if target.is_terminal() else "jsonl"

@@ -75,7 +75,7 @@ def _start_worker(path: str) -> None:
     os.environ.update(_ONE_THREAD)  # before anything here loads BLAS or OpenMP
     _die_with_parent()
     if not _WORKER_MODEL:
-        from .model import Model
+        from ..model import Model
 
         _WORKER_MODEL[:] = [Model.load(path)]
 

@@ -11,7 +11,8 @@ a Dask cluster, one task per input partition (file).
   place when complete.  So a partition's output exists only when it is whole, and a rerun
   skips the partitions whose output exists and redoes the others (a temporary file left by
   a run cut short is removed then).
-- The model is loaded once per worker process (:func:`tagger.dask.worker_tagger`).
+- The model is loaded once per worker process (:func:`tagger.dask.worker_tagger`); the
+  client's side, which hands the partitions out, is :func:`tagger.dask.label_partitions`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import glob
 import os
 from dataclasses import dataclass
 
-from .errors import TaggerError
+from ..errors import TaggerError
 
 #: partition formats by the end of the file name
 SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".jsonl.gz": "jsonl", ".ndjson.gz": "jsonl",
@@ -71,24 +72,23 @@ class PartitionJob:
     explain: int = 0
 
 
-def tag_partition(src: str, dst: str, job: PartitionJob) -> tuple[int, list[str]]:
-    """Tag the partition ``src`` into ``dst`` atomically (runs on a worker); returns
-    ``(records written, warnings)``.  Raises TaggerError (InputError) for bad input, and
-    then ``dst`` is not written."""
-    from .dask import worker_tagger
-    from .writers.target import Target
+def tag_partition(tagger, src: str, dst: str, job: PartitionJob) -> tuple[int, list[str]]:
+    """Tag the partition ``src`` into ``dst`` atomically with ``tagger`` (a
+    :class:`tagger.api.Tagger`; runs on a worker); returns ``(records written, warnings)``.
+    Raises TaggerError (InputError) for bad input, and then ``dst`` is not written."""
+    from ..writers.target import Target
 
-    tagger = worker_tagger(job.spec)
     _remove_leftovers(dst)
     kw = job.spec.tag_kw()
     if partition_format(src) == "parquet":
-        from .writers.parquet import tag_parquet
+        from ..writers.parquet import tag_parquet
 
         with Target(dst, binary=True) as fh:
             return tag_parquet(tagger, src, fh, **kw), []
-    from .labeling import read_batches, render_stream
-    from .readers import ReadOptions
-    from .writers import Renderer
+    from .batches import read_batches
+    from .labeling import render_stream
+    from ..readers import ReadOptions
+    from ..writers import Renderer
 
     warnings, n = [], 0
     opts = ReadOptions(text_field=kw["text"], title_field=kw["title"], id_field=job.id_field)
@@ -111,54 +111,3 @@ def _remove_leftovers(dst: str) -> None:
             os.unlink(f)
         except OSError:
             pass
-
-
-def run(address: str, patterns, out_dir: str, job: PartitionJob, echo) -> int:
-    """Tag the partitions of ``patterns`` into ``out_dir`` on the Dask scheduler at
-    ``address`` (``tcp://host:8786``); ``echo(line)`` reports on stderr.  Partitions whose
-    output exists are skipped.  Returns the exit status: 0, or 2 when a partition failed
-    (each failure reported; the others are written).  Raises TaggerError when the
-    scheduler cannot be reached or the inputs are wrong."""
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        raise TaggerError(f"{out_dir}: not a directory (with --dask, -o names the output directory)")
-    todo = plan(patterns, out_dir)
-    for _, dst in todo:
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-    done = [p for p in todo if os.path.exists(p[1])]
-    todo = [p for p in todo if not os.path.exists(p[1])]
-    if done:
-        echo(f"tagger: {_n(len(done), 'partition')} already complete, skipped")
-    if not todo:
-        return 0
-    try:
-        from distributed import Client, as_completed
-    except ImportError:
-        raise TaggerError("--dask needs Dask: pip install 'tagger[dask]'") from None
-    try:
-        client = Client(address, timeout="20s")
-    except (OSError, TimeoutError, ValueError) as e:
-        raise TaggerError(f"cannot reach the Dask scheduler at {address}: {e}") from None
-    failed, written = 0, 0
-    try:
-        futures = {client.submit(tag_partition, src, dst, job, pure=False, key=f"tagger-{os.path.basename(src)}-"
-                                 f"{os.urandom(4).hex()}"): src for src, dst in todo}
-        for fut in as_completed(futures):
-            src = futures[fut]
-            try:
-                n, warnings = fut.result()
-            except TaggerError as e:
-                failed += 1
-                echo(f"tagger: error: {e} ({os.path.basename(src)} not written)")
-                continue
-            for w in warnings:
-                echo(f"tagger: warning: {w}")
-            written += n
-    finally:
-        client.close()
-    echo(f"tagger: {_n(len(todo) - failed, 'partition')} tagged ({_n(written, 'record')}) into {out_dir}"
-         + (f"; {failed} failed (rerun to redo them)" if failed else ""))
-    return 2 if failed else 0
-
-
-def _n(n: int, word: str) -> str:
-    return f"{n:,} {word}" + ("" if n == 1 else "s")

@@ -1,8 +1,9 @@
 """The labelling pipeline as plain functions: records in, predictions or output text out.
 
-The CLI (``tagger label``, ``tagger filter``), the bib hook and the Python API call
-:func:`label_stream`, which yields ``(record, Prediction)``; ``tagger label`` with a
-per-record output format calls :func:`render_stream`, which yields finished output text.
+The commands (``tagger label``, ``tagger filter``, through :mod:`tagger.pipeline.tagging`),
+the bib hook and the Python API call :func:`label_stream`, which yields
+``(record, Prediction)``; ``tagger label`` with a per-record output format calls
+:func:`render_stream`, which yields finished output text.
 Both read lazily and work in batches (:class:`BatchJob`), so memory stays flat and the first
 results come out before the input ends.  With ``jobs`` > 1 the batches go to worker
 processes; for :func:`render_stream` JSON Lines travel as undecoded chunks of lines
@@ -14,39 +15,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .readers.base import InputError
-from .readers.fields import FieldCheck, FieldWatch
+from ..readers.base import InputError
+from ..readers.fields import FieldCheck, FieldWatch
+from .batches import BATCH_SIZE, batched
 from .workers import in_worker, pool
-
-BATCH_SIZE = 256
-
-
-class Batch(list):
-    """A list of records; ``waits``: the input had gone silent after it (a pipe)."""
-
-    waits = False
-
-
-def batched(iterable, n, would_wait=None):
-    """:class:`Batch` es of up to ``n`` items from ``iterable``; a batch also ends where
-    ``would_wait()`` (if given) says that the next item is still to come, and then has
-    ``waits`` set.  When reading ``iterable`` raises :class:`InputError`, the items read
-    before it come out first, as a shorter batch."""
-    batch = Batch()
-    try:
-        for item in iterable:
-            batch.append(item)
-            waiting = would_wait is not None and would_wait()
-            if waiting or len(batch) >= n:
-                batch.waits = waiting
-                yield batch
-                batch = Batch()
-    except InputError:
-        if batch:
-            yield batch
-        raise
-    if batch:
-        yield batch
 
 
 @dataclass
@@ -78,9 +50,9 @@ class BatchJob:
     id_field: str = "id"
 
     def __call__(self, model, records):
-        from .model import Prediction
-        from .readers.fields import NO_ABSTRACT, document
-        from .readers.jsonl import LineChunk, parse_json_record
+        from ..model import Prediction
+        from ..readers.fields import NO_ABSTRACT, document
+        from ..readers.jsonl import LineChunk, parse_json_record
 
         failure, source = None, None
         if isinstance(records, LineChunk):
@@ -126,10 +98,10 @@ class BatchJob:
 def run_batches(model, job: BatchJob, batches, *, jobs=1, ship=None):
     """``(batch, job(model, batch))`` for each batch of ``batches``, in input order.
 
-    ``jobs`` > 1 runs the job in that many worker processes (:func:`tagger.workers.pool`) while this
+    ``jobs`` > 1 runs the job in that many worker processes (:func:`tagger.pipeline.workers.pool`) while this
     process only reads batches and hands them out, at most ``2 * jobs`` in flight, so
     memory stays flat; after a batch read from a pipe that had gone silent (a
-    :class:`~tagger.corpus.LineChunk` or :class:`Batch` whose ``waits`` is set) all results
+    :class:`~tagger.corpus.LineChunk` or :class:`~tagger.pipeline.batches.Batch` whose ``waits`` is set) all results
     so far come out.
     ``ship(batch)`` gives what is sent to a worker (default: the batch itself).  An
     :class:`InputError` from ``batches`` (a file that cannot be read on) is raised after the
@@ -186,9 +158,9 @@ def label_stream(model, records, *, text_field="abstract", title_field="title", 
     over worker processes (:func:`run_batches`); the output is the same.  ``field_check``
     False: no check that the text field occurs (the caller checks).
     """
-    from .model import Prediction
-    from .readers import Record
-    from .readers.fields import text_fields
+    from ..model import Prediction
+    from ..readers import Record
+    from ..readers.fields import text_fields
 
     job = BatchJob(_predict_kw(model, thresholds, facets, min_words, explain), text_field, on_error, None,
                    title_field, id_field)
@@ -227,7 +199,7 @@ def label_stream(model, records, *, text_field="abstract", title_field="title", 
 def render_stream(model, batches, render, *, text_field="abstract", title_field="title", thresholds=None,
                   facets=None, min_words=None, explain=0, on_error="fail", warn=None, jobs=1, id_field="id"):
     """Like :func:`label_stream`, but over ``batches`` (lists of records, or
-    :class:`~tagger.readers.jsonl.LineChunk` s of JSON Lines, as :func:`read_batches` gives),
+    :class:`~tagger.readers.jsonl.LineChunk` s of JSON Lines, as :func:`~tagger.pipeline.batches.read_batches` gives),
     and yielding ``(text, n)`` per batch: the output of its ``n`` tagged records as rendered
     by ``render`` (:class:`~tagger.writers.Renderer`), made in the worker processes when
     ``jobs`` > 1, where JSON Lines are also decoded and parsed."""
@@ -248,26 +220,8 @@ def render_stream(model, batches, render, *, text_field="abstract", title_field=
     watch.finish()
 
 
-def read_batches(path: str, fmt: str | None = None, opts=None, batch_size: int = BATCH_SIZE):
-    """The records of ``path`` in batches for :func:`render_stream`: JSON Lines as
-    :class:`~tagger.readers.jsonl.LineChunk` s (undecoded), other formats as lists of up to
-    ``batch_size`` :class:`~tagger.readers.Record` s (:class:`Batch`); from a pipe, a batch
-    also ends where the pipe has gone silent (and then has ``waits`` set), so that records
-    typed or trickling in are tagged as they come.  ``opts``: a
-    :class:`~tagger.readers.ReadOptions`."""
-    from .readers import ReadOptions, detect_format, open_reader
-    from .readers.jsonl import read_jsonl_chunks
-
-    opts = opts or ReadOptions()
-    fmt = detect_format(path, fmt)
-    if fmt == "jsonl":
-        return read_jsonl_chunks(path, encoding=opts.encoding)
-    reader = open_reader(path, fmt, opts)
-    return batched(reader, batch_size, getattr(reader, "would_wait", None))
-
-
 def _predict_kw(model, thresholds, facets, min_words, explain) -> dict:
-    from .model.abstain import MIN_WORDS
+    from ..model.abstain import MIN_WORDS
 
     return dict(thresholds=thresholds, facets=facets,
                 min_words=MIN_WORDS if min_words is None else min_words, explain=explain)
@@ -276,89 +230,3 @@ def _predict_kw(model, thresholds, facets, min_words, explain) -> dict:
 def _own_fields(rec) -> list:
     """The field names the record came with (not the ``id`` the reader gave it)."""
     return [k for k in rec.fields if not (k == "id" and rec.id_added)]
-
-
-def _carried(fields: dict, need_scores: bool):
-    """The ``(tags, scores)`` a record already carries, or None when it must be tagged.
-
-    JSON records carry a list and a dict; CSV/TSV rows carry ``a;b`` and a JSON string.
-    """
-    import json
-
-    tags, scores = fields.get("tags"), fields.get("scores")
-    if isinstance(tags, str):
-        tags = [t for t in tags.split(";") if t]
-    if isinstance(scores, str):
-        try:
-            scores = json.loads(scores) if scores.strip() else {}
-        except ValueError:
-            scores = None
-    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-        return None
-    if scores is not None and not (isinstance(scores, dict) and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores.values())):
-        scores = None
-    if need_scores and scores is None:
-        return None
-    return tags, dict(scores or {})
-
-
-def _carried_bib(fields: dict, vocab, need_scores: bool):
-    """The tags of a BibTeX record: the taxonomy's label ids in its ``keywords`` (None when
-    there are none, or when scores are needed: keywords carry none)."""
-    if need_scores or vocab is None:
-        return None
-    from .bib.merge import tool_terms
-
-    tags = tool_terms(fields.get("keywords") or "", vocab)
-    return (tags, {}) if tags else None
-
-
-def trusted_or_tagged(records, get_model, *, retag=False, need_scores=False, batch_size=BATCH_SIZE, jobs=1,
-                      vocabulary=None, **kw):
-    """Like :func:`label_stream`, but a record that already carries ``tags`` (and, when
-    ``need_scores``, ``scores``) keeps them unless ``retag``; only the others are tagged, by
-    the model that ``get_model()`` returns (called at most once, and only if needed).  A
-    record read from BibTeX carries the taxonomy's label ids found in its ``keywords``
-    (``vocabulary``: a :class:`tagger.bib.Vocabulary` of the model's facets).
-
-    Records are taken ``2 * jobs`` batches at a time, so that the ones to tag fill the
-    workers' batches; memory stays bounded by that."""
-    from .model import Prediction
-    from .readers.fields import document
-
-    model = None
-    watch = FieldWatch(kw.get("text_field", "abstract"))
-    text_field, title_field = kw.get("text_field", "abstract"), kw.get("title_field", "title")
-    for chunk in batched(records, batch_size * 2 * max(jobs, 1)):
-        carried = [None if retag else (_carried_bib(r.fields, vocabulary, need_scores) if r.entry is not None
-                                       else _carried(r.fields, need_scores)) for r in chunk]
-        todo = [r for r, c in zip(chunk, carried) if c is None]
-        tagged, failure = {}, None
-        if todo:
-            if model is None:
-                model = get_model()
-            try:
-                for rec, pred in label_stream(model, todo, batch_size=batch_size, jobs=jobs, field_check=False, **kw):
-                    tagged[id(rec)] = pred
-            except InputError as e:  # on_error="fail": the records before the bad one still count
-                failure = e
-        out = []
-        for rec, c in zip(chunk, carried):
-            if c is not None:
-                out.append((rec, Prediction(c[0], c[1])))
-            elif id(rec) in tagged:
-                out.append((rec, tagged[id(rec)]))
-            elif failure is not None:  # the bad record: nothing after it
-                break
-        if failure is not None:
-            for ready in watch.release() + [out]:
-                yield from ready
-            raise failure
-        readable = [r for r in todo if not r.error]
-        first = next((i for i, r in enumerate(readable) if document(r.fields, text_field, title_field).has_field), None)
-        check = FieldCheck(chunk[0].source, first if readable else 0, len(readable),
-                           _own_fields(readable[0]) if readable else None)
-        for ready in watch.feed(check, out):
-            yield from ready
-    watch.finish()

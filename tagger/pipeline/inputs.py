@@ -1,0 +1,66 @@
+"""The input files of a command, read one after another as one stream of records
+(:class:`Inputs`), or in batches for the pipeline."""
+
+from __future__ import annotations
+
+from ..errors import TaggerError
+
+
+class Inputs:
+    """The input files of a command (``opts``: its options, a dict with ``text_field``,
+    ``title_field``, ``id_field``, ``input_format`` and optionally ``encoding``, ``no_header``,
+    ``delimiter``), read one after another as one stream of records.
+
+    ``warn(message)`` reports a problem that does not stop the run; ``given``: the options
+    among ``--text-field``, ``--title-field`` and ``--id-field`` that were named on the
+    command line (for the check that they apply)."""
+
+    def __init__(self, files, opts: dict, *, warn=None, given=()):
+        from ..readers import ReadOptions, detect_format
+        from ..readers.stream import check_encoding
+
+        if opts.get("encoding"):
+            check_encoding(opts["encoding"])
+        self.files = list(files) or ["-"]
+        self.warn = warn or (lambda msg: None)
+        self.read_opts = ReadOptions(text_field=opts["text_field"], title_field=opts["title_field"],
+                                     id_field=opts["id_field"], encoding=opts.get("encoding"),
+                                     header=not opts.get("no_header"), delimiter=opts.get("delimiter"),
+                                     warn=self.warn)
+        self.formats = [detect_format(f, opts["input_format"], sniff=True, encoding=opts.get("encoding"))
+                        for f in self.files]
+        self.text_field, self.id_field = opts["text_field"], opts["id_field"]
+        self._check_fields_apply(list(given))
+        tables = {f for f in self.formats if f in ("csv", "tsv")}
+        self.table_format = tables.pop() if len(tables) == 1 and len(set(self.formats)) == 1 else None
+
+    def _check_fields_apply(self, given: list) -> None:
+        """--text-field, --title-field and --id-field name fields of records; a text input
+        (.txt: one abstract per paragraph; lines) has none.  Named on the command line with
+        only such inputs: an error (the option would do nothing); with some: a warning."""
+        plain = [(f, fmt) for f, fmt in zip(self.files, self.formats) if fmt in ("txt", "lines")]
+        if not given or not plain:
+            return
+        f, fmt = plain[0]
+        name = "standard input" if f == "-" else f
+        what = "one abstract per paragraph" if fmt == "txt" else "one abstract per line"
+        msg = (f"{given[0]} does not apply to {name}: it is read as text ({what}), which has no fields; "
+               f"name its format with --input-format jsonl, json or csv if it has them")
+        if len(plain) == len(self.files):
+            raise TaggerError(msg)
+        self.warn(msg)
+
+    def records(self):
+        from ..readers import open_reader
+
+        for f, fmt in zip(self.files, self.formats):
+            yield from open_reader(f, fmt, self.read_opts)
+
+    def batches(self):
+        """The records in batches for :func:`~tagger.pipeline.labeling.render_stream`: JSON
+        Lines as undecoded chunks of lines, other formats as lists of records; no batch spans
+        two files."""
+        from .batches import read_batches
+
+        for f, fmt in zip(self.files, self.formats):
+            yield from read_batches(f, fmt, self.read_opts)
