@@ -11,18 +11,14 @@ or ``FILE:LINE: KEY: tags out of date: +x -y``, and with ``--diff`` the unified 
 
 from __future__ import annotations
 
-
 import codecs
-import contextlib
 import difflib
-import errno
 import os
-import stat
 import sys
-import tempfile
 from collections.abc import Iterable
 from typing import TextIO
 
+from ..atomic import write_atomic
 from .edit import BibReport, Predict, update_bib_text
 from .merge import Vocabulary
 from .read import UNREADABLE
@@ -98,38 +94,6 @@ def _diff(old: str, new: str, path: str) -> str:
     # git's a/ b/ prefixes for a relative path (patch -p1 applies it); an absolute one as it is, as diff -u writes it
     a, b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
     return "".join(difflib.unified_diff(lines(old), lines(new), fromfile=a, tofile=b))
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Write via a temporary file in the same directory and ``os.replace``; keeps the mode;
-    a symbolic link is followed (its target is replaced, the link stays).  What is not a
-    regular file (a FIFO, a device) is never replaced, nor is a file whose mode has no write
-    bit (which ``os.replace`` would replace, for root and in a writable directory alike).
-
-    Raises:
-        OSError: the file cannot be written (nothing is left behind).
-    """
-    real = os.path.realpath(path)
-    directory = os.path.dirname(real) or "."
-    st = os.stat(real)
-    if not stat.S_ISREG(st.st_mode):
-        raise OSError(errno.EINVAL, "not a regular file, so not replaced; file left as it is")
-    mode = stat.S_IMODE(st.st_mode)
-    if not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):  # root's os.access() says yes to everything
-        raise OSError(errno.EACCES, "read-only (its mode has no write bit); file left as it is: "
-                                    "chmod u+w it to let tagger write, or run with --check")
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(real) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, real)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _bounded(line: str, path: str) -> str:

@@ -155,26 +155,20 @@ class Target:
         return self.fh
 
     def _temp_file(self) -> int:
-        """A new temporary file beside the target, with the target's mode: its descriptor."""
-        import tempfile
+        """A new temporary file beside the target, with the target's mode: its descriptor
+        (:func:`tagger.atomic.temp_beside`)."""
+        from ..atomic import has_write_bit, temp_beside
 
-        if self._mode is not None and (not self._mode & 0o222 or not os.access(self.real, os.W_OK)):
+        if self._mode is not None and (not has_write_bit(self._mode) or not os.access(self.real, os.W_OK)):
             raise OutputError(f"{self.path}: is read-only (mode {self._mode:04o}), not replaced; "
                               "make it writable or choose another -o")
         d = os.path.dirname(self.real)
         if not os.path.isdir(d):
             raise OutputError(f"{self.path}: no such directory: {d}")
         try:
-            fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.real) + ".", suffix=".tmp", dir=d)
+            fd, self.tmp = temp_beside(self.real, self._mode)
         except OSError as e:
             raise OutputError(f"{self.path}: cannot write here: {e.strerror}") from None
-        # mkstemp makes 0600: give the file the mode it had, or what the umask allows
-        mode = self._mode
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(self.tmp, mode)
         return fd
 
     def __exit__(self, exc_type, exc, tb):
@@ -191,7 +185,9 @@ class Target:
                     raise OutputError(f"{self.name}: cannot write: {e.strerror}") from None
         finally:
             if self.tmp is not None and os.path.exists(self.tmp):
-                os.unlink(self.tmp)
+                from ..atomic import discard
+
+                discard(self.tmp)
         return False
 
 
