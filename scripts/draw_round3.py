@@ -20,6 +20,8 @@ about 100 rows, shuffled within the sample with a fixed seed):
 * ``active-batches``: the queue that ``tagger annotate --queue 970 OUT/pool/all-unlabelled.jsonl
   --exclude fixtures/corpus.jsonl -o OUT/pool/active-queue.jsonl`` wrote (margin sampling by the
   shipped model), as sample ``active``, batches Q10...
+* (ranks 971-1,010 of a ``--queue 1010`` run of the same command, the 40 not in the first
+  queue, became ``pool/active3b.jsonl`` and batch Q20, with 4 rows for a second pass AQ5.)
 * ``second-pass``: 10% of every first-pass batch for a blind second pass (AF, AO, AQ, AB).
 * ``bib-outside N``: N entries with an English abstract of 20+ words from ``bib/real-3/`` and
   ``bib/real-2/`` (at most 100 per file; entries with an empty or duplicate key skipped, and
@@ -76,13 +78,17 @@ def norm(text):
 
 
 def canonical_id(aid):
-    """An arXiv id as arXiv writes it: the harvest holds some new-style ids mangled by a float
-    round trip (``1810.0186199999998`` for 1810.01862); 5 digits after the dot from 1501 on, else 4."""
-    m = re.fullmatch(r"(\d{4})\.(\d{6,})", aid)
+    """An arXiv id as arXiv writes it.  The harvest holds some new-style ids mangled by a float
+    round trip: ``1810.0186199999998`` for 1810.01862, ``705.1297`` for 0705.1297.  Four digits
+    of year and month, then 5 digits from 1501 on, else 4."""
+    m = re.fullmatch(r"(\d{3,4})\.(\d+)", aid)
     if not m:
         return aid
-    digits = 5 if int(m.group(1)) >= 1501 else 4
-    return f"{float(aid):.{digits}f}"
+    yymm = m.group(1).zfill(4)
+    digits = 5 if int(yymm) >= 1501 else 4
+    if len(m.group(1)) == 4 and len(m.group(2)) == digits:
+        return aid
+    return f"{yymm}.{round((float(aid) - int(m.group(1))) * 10 ** digits):0{digits}d}"
 
 
 def rows_of(shared, name):

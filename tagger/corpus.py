@@ -45,7 +45,7 @@ def load_corpus(path: str) -> list[dict]:
 
 
 #: the values of a corpus row's ``sample`` (how it was chosen; fixtures/README.md)
-CORPUS_SAMPLES = ("seed", "uniform", "rare-label-search", "older-uniform", "active")
+CORPUS_SAMPLES = ("seed", "uniform", "rare-label-search", "older-uniform", "active", "field-uniform")
 
 
 def provenance_problems(r: dict) -> list[str]:

@@ -162,7 +162,7 @@ def test_taxonomy_and_corpus_commands(tmp_path):
     assert r.exit_code == 1, r.output
     assert r.output.splitlines()[:2] == [f"{c}:2: 2: 'year' must be an integer, not '2025'",
                                          f"{c}:2: 2: 'sample' is 'random', not one of seed, uniform, "
-                                         "rare-label-search, older-uniform, active"]
+                                         "rare-label-search, older-uniform, active, field-uniform"]
     r = run("corpus", "check", "--labels-only", str(c))
     assert r.exit_code == 0 and "ok (2 examples)" in r.output
     r = run("corpus", "check", str(c))  # a corpus of one's own: labels only

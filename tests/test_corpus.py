@@ -158,7 +158,7 @@ def test_corpus_check_provenance_fields(tmp_path, taxonomy):
     assert check_corpus(path, taxonomy, provenance=True) == [
         f"{path}:3: c: 'year' must be an integer, not 1999.0",
         f"{path}:3: c: 'licence' must be a non-empty string, not ''",
-        f"{path}:3: c: 'sample' is 'Uniform', not one of seed, uniform, rare-label-search, older-uniform, active",
+        f"{path}:3: c: 'sample' is 'Uniform', not one of seed, uniform, rare-label-search, older-uniform, active, field-uniform",
         f"{path}:4: d: 'year' must be an integer, not True",
         f"{path}:4: d: no 'licence' (the text's licence)",
         f"{path}:4: d: no 'source' (where the text came from)",

@@ -40,7 +40,7 @@ def figures(Y, P, T, taxonomy, rows=None) -> dict:
 
 
 #: the corpus samples (``sample`` field), in report order
-SAMPLES = ("seed", "uniform", "rare-label-search", "older-uniform", "active")
+SAMPLES = ("seed", "uniform", "rare-label-search", "older-uniform", "active", "field-uniform")
 #: eras by ``year``: (name, first year or None, last year or None); rows without a year are in none
 ERAS = (("before 2010", None, 2009), ("2010-2018", 2010, 2018), ("2019 on", 2019, None))
 
