@@ -23,6 +23,43 @@ from .base import FileError, InputError
 #: whole lines (about 230 arXiv records), the unit of work of a ``--jobs`` worker
 CHUNK_BYTES = 1 << 18
 
+#: the default ``--max-record-size``: bytes of one record (a line, a paragraph, a JSON value,
+#: a CSV cell, a ``.bib`` value) that reading keeps in memory; abstracts are kilobytes, and
+#: a record of more than 1 MB is no abstract
+MAX_RECORD_SIZE = 4 << 20
+
+
+class Oversized(bytes):
+    """What :meth:`ByteSource.blocks` gives in place of a line longer than its limit: one
+    line break (so that line numbers stay right, and a reader that does not look for it
+    sees a blank line), ``size`` the length of the line that was skipped, in bytes."""
+
+    size: int = 0
+
+    def __new__(cls, size: int):
+        obj = super().__new__(cls, b"\n")
+        obj.size = size
+        return obj
+
+
+def size_text(n: int) -> str:
+    """A size in bytes for a message: ``150 MB``, ``4.5 MB``, ``300 KB``, ``12 bytes``."""
+    if n >= 10 << 20:
+        return f"{n / (1 << 20):,.0f} MB"
+    if n >= 1 << 20:
+        return f"{n / (1 << 20):.1f} MB".replace(".0 MB", " MB")
+    if n >= 1 << 10:
+        return f"{n / (1 << 10):.0f} KB"
+    return f"{n} bytes"
+
+
+def over_limit(what: str, size: int, limit: int, at_least: bool = False) -> str:
+    """The message for a record over ``--max-record-size``: ``line of 150 MB over the
+    record size limit of 4 MB (--max-record-size)``."""
+    return (f"{what} of {'more than ' if at_least else ''}{size_text(size)} over the record size limit of "
+            f"{size_text(limit)} (--max-record-size)")
+
+
 #: what reading a damaged ``.gz`` raises: truncated (EOFError), bad CRC or trailing bytes
 #: (OSError), corrupt deflate data (zlib.error)
 _READ_ERRORS = (OSError, EOFError, zlib.error)
@@ -221,9 +258,13 @@ class ByteSource:
             self._head += more
         return self._head
 
-    def blocks(self, size: int = CHUNK_BYTES):
+    def blocks(self, size: int = CHUNK_BYTES, limit: int | None = MAX_RECORD_SIZE):
         """``(data, waits)``: the input in blocks of whole lines, about ``size`` bytes each (a
         longer line makes a longer block; the input's last line may lack its line break).
+
+        A line longer than ``limit`` bytes (None: no limit) is never held: it is read past,
+        and given as an :class:`Oversized` block of its own (one line break, its ``size``),
+        so that memory stays within ``limit`` plus ``size`` however long a line is.
 
         A regular file is read ``size`` bytes at a time; a gzip stream in pieces of at most
         64 KiB; a pipe or terminal as its bytes arrive (:func:`_read_available`), a block
@@ -231,6 +272,8 @@ class ByteSource:
         truncated or damaged gzip stream; :class:`InputError`: bytes not in the encoding)
         is raised after the whole lines before it."""
         pending, have = [], 0  # what was read since the last block, and its length
+        tail = 0  # bytes of pending after its last line break: the line being read
+        skipped = 0  # > 0: the bytes of a line over the limit read past so far
         while True:
             try:
                 block = self.read(size)
@@ -239,12 +282,33 @@ class ByteSource:
                 if data.rfind(b"\n") >= 0:  # a line cut short by the damage is not read
                     yield data[:data.rfind(b"\n") + 1], False
                 raise
+            if skipped:
+                if not block:
+                    yield Oversized(skipped), False
+                    return
+                nl = block.find(b"\n")
+                if nl < 0:
+                    skipped += len(block)
+                    continue
+                yield Oversized(skipped + nl), False
+                skipped, block = 0, block[nl + 1:]
+                if not block:
+                    continue
             if not block:
                 if pending:
                     yield b"".join(pending), False
                 return
             pending.append(block)
             have += len(block)
+            nl = block.rfind(b"\n")
+            tail = tail + len(block) if nl < 0 else len(block) - nl - 1
+            if limit is not None and tail > limit:  # the line being read is too long: give what is before it, skip it
+                data = b"".join(pending)
+                cut = len(data) - tail
+                if cut:
+                    yield data[:cut], False
+                pending, have, skipped, tail = [], 0, tail, 0
+                continue
             if (have < size and not self.streaming) or b"\n" not in block:
                 continue  # fill the block; or no line has ended yet
             data = b"".join(pending)
