@@ -53,6 +53,20 @@ def size_text(n: int) -> str:
     return f"{n} bytes"
 
 
+def parse_size(text: str) -> int:
+    """Bytes of a size written ``4194304``, ``4M``, ``500K``, ``1G`` or ``1.5MB`` (1024-based);
+    raises ValueError for anything else, or a size under 1 KB."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?)i?b?\s*", str(text), re.I)
+    if not m:
+        raise ValueError(f"{text!r} is not a size (bytes, or a number with K, M or G: 4M)")
+    n = int(float(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()])
+    if n < 1024:
+        raise ValueError(f"{text!r}: a record size limit under 1 KB would refuse real abstracts")
+    return n
+
+
 def over_limit(what: str, size: int, limit: int, at_least: bool = False) -> str:
     """The message for a record over ``--max-record-size``: ``line of 150 MB over the
     record size limit of 4 MB (--max-record-size)``."""
