@@ -307,19 +307,8 @@ class ByteSource:
             if start < len(data):
                 yield data[start:], waits
 
-    def _blocks: int = CHUNK_BYTES, limit: int | None = MAX_RECORD_SIZE):
-        """See :meth:`blocks`; ``(data, waits)``: the input in blocks of whole lines, about ``size`` bytes each (a
-        longer line makes a longer block; the input's last line may lack its line break).
-
-        A line longer than ``limit`` bytes (None: no limit) is never held: it is read past,
-        and given as an :class:`Oversized` block of its own (one line break, its ``size``),
-        so that memory stays within ``limit`` plus ``size`` however long a line is.
-
-        A regular file is read ``size`` bytes at a time; a gzip stream in pieces of at most
-        64 KiB; a pipe or terminal as its bytes arrive (:func:`_read_available`), a block
-        ending where it goes silent (``waits`` True).  A read error (``_READ_ERRORS``: a
-        truncated or damaged gzip stream; :class:`InputError`: bytes not in the encoding)
-        is raised after the whole lines before it."""
+    def _blocks(self, size: int, limit: int | None):
+        """:meth:`blocks`, but for whole lines over a ``limit`` smaller than ``size``."""
         pending, have = [], 0  # what was read since the last block, and its length
         tail = 0  # bytes of pending after its last line break: the line being read
         skipped = 0  # > 0: the bytes of a line over the limit read past so far
