@@ -93,10 +93,10 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
         raise InputError(missing_column(path, text, header, opts.header))
     n = 0
     for start, row, end in _chain(first, rows):
-        if not row or all(not c.strip() for c in row):
+        bad = next((k for k in range(start, end + 1) if k in lines.bad), None) if lines.bad else None
+        if not bad and (not row or all(not c.strip() for c in row)):
             continue
         n += 1
-        bad = next((k for k in range(start, end + 1) if k in lines.bad), None) if lines.bad else None
         if bad or len(row) != len(header):
             err, at = (lines.bad[bad], bad) if bad else (f"row has {len(row)} columns, the header has {len(header)}", start)
             if not opts.lenient:
