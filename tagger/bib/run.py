@@ -21,8 +21,9 @@ from typing import TextIO
 from ..atomic import write_atomic
 from .edit import BibReport, Predict, update_bib_text
 from .merge import Vocabulary
-from ..readers.stream import MAX_RECORD_SIZE
-from .read import UNREADABLE, mask_oversized, unmask
+from ..limits import MAX_RECORD_SIZE
+from .oversized import mask_oversized, unmask
+from .read import UNREADABLE
 
 #: the longest problem line printed
 MAX_LINE = 200

@@ -45,7 +45,8 @@ def _read_text(path: str, opts: ReadOptions) -> str:
 def reader(path: str, fmt: str = FORMAT, opts: ReadOptions = ReadOptions()):
     """The records of a ``.bib`` file (module docstring), in file order."""
     from ..bib import read_records
-    from ..bib.read import UNREADABLE, mask_oversized
+    from ..bib.oversized import mask_oversized
+    from ..bib.read import UNREADABLE
 
     text, _, oversized = mask_oversized(_read_text(path, opts), opts.max_record_size)
     _TEXTS[path] = text
