@@ -389,3 +389,4 @@ def read_records(text: str) -> tuple[list[dict], list[Problem]]:
         })
     problems.sort(key=lambda p: p.line)
     return records, problems
+

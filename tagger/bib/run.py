@@ -21,6 +21,8 @@ from typing import TextIO
 from ..atomic import write_atomic
 from .edit import BibReport, Predict, update_bib_text
 from .merge import Vocabulary
+from ..limits import MAX_RECORD_SIZE
+from .oversized import mask_oversized, unmask
 from .read import UNREADABLE
 
 #: the longest problem line printed
@@ -140,14 +142,17 @@ def _process(path: str, report: BibReport, allow_unreadable: bool, err: TextIO) 
 
 def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: bool = False,
         strict: bool = False, diff: bool = False, field: str | None = None, encoding: str | None = None,
-        allow_unreadable: bool = False, out: TextIO | None = None, err: TextIO | None = None) -> int:
+        allow_unreadable: bool = False, out: TextIO | None = None, err: TextIO | None = None,
+        max_record_size: int | None = MAX_RECORD_SIZE) -> int:
     """Contract of ``tagger bib FILE...`` and of the pre-commit hooks.
 
     For each file: read bytes, decode (a UTF-8/16/32 BOM names the encoding; else UTF-8, or
     ``encoding``), run :func:`~tagger.bib.edit.update_bib_text` (``predict`` called once per
     file, ``facets`` as there), print what the module docstring says.  Without ``check`` a
     changed file is written back atomically in its encoding (temporary file +
-    ``os.replace``, file mode kept); with ``check`` nothing is written.  ``out``/``err``
+    ``os.replace``, file mode kept); with ``check`` nothing is written.  An entry longer
+    than ``max_record_size`` characters is never parsed nor shown to the model: it is
+    unreadable (``value of N MB over the record size limit``) and kept byte for byte.  ``out``/``err``
     default to ``sys.stdout``/``sys.stderr`` as they are at call time.
 
     Returns:
@@ -184,7 +189,13 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
             print(f"tagger: error: {path}: {exc}", file=err)
             rc = 2
             continue
-        report = update_bib_text(text, predict, facets=vocab, field=field, verify=not check)
+        masked, originals, oversized = mask_oversized(text, max_record_size)
+        del data
+        report = update_bib_text(masked, predict, facets=vocab, field=field, verify=not check)
+        if originals:  # an entry over --max-record-size: reported unreadable, left as it was
+            report.new_text = unmask(report.new_text, originals)
+            report.problems = sorted(report.problems + oversized, key=lambda p: p.line)
+        del masked
         n_unreadable, n_warnings = _process(path, report, allow_unreadable, err)
         changed = report.new_text != text
         if n_unreadable or (strict and n_warnings):

@@ -57,6 +57,26 @@ def _delimiter(ctx, param, value):
     return value
 
 
+def _size(ctx, param, value):
+    """``--max-record-size``: bytes, with an optional K, M or G (1024-based): ``4M``, ``500K``."""
+    if value is None:
+        return None
+    from ..readers.stream import parse_size
+
+    try:
+        return parse_size(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+def max_record_size_option(fn):
+    """Add ``--max-record-size SIZE`` to a command."""
+    return click.option("--max-record-size", "max_record_size", metavar="SIZE", default="4M", show_default=True,
+                        callback=_size,
+                        help="Largest record read (a line, paragraph, JSON value, CSV cell, .bib value, Parquet cell), "
+                             "in bytes or with K, M, G; a larger one is a bad record.")(fn)
+
+
 def io_options(fn):
     """Add the input, output and labelling options that ``label`` and ``filter`` share."""
     opts = [
@@ -95,7 +115,7 @@ def io_options(fn):
     ]
     for o in reversed(opts):
         fn = o(fn)
-    return model_options(fn)
+    return model_options(max_record_size_option(fn))
 
 
 def warn(msg: str) -> None:

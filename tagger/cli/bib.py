@@ -6,7 +6,7 @@ import click
 
 from ..errors import TaggerError
 from ._app import cli
-from ._common import Ticker, exit_code, model_options
+from ._common import Ticker, exit_code, max_record_size_option, model_options
 
 
 @cli.command()
@@ -19,9 +19,10 @@ from ._common import Ticker, exit_code, model_options
 @click.option("--field", metavar="NAME", help="Write tags into this tool-owned field instead of merging into keywords.")
 @click.option("--encoding", metavar="NAME", help="The files' encoding when not UTF-8 and without a BOM (written back in it).")
 @click.option("--min-words", type=click.IntRange(0), default=None, help="Abstain on shorter abstracts [default: 20].")
+@max_record_size_option
 @model_options
 @exit_code
-def bib(files, check, strict, allow_unreadable, diff, field, encoding, min_words, model, taxonomy):
+def bib(files, check, strict, allow_unreadable, diff, field, encoding, min_words, model, taxonomy, max_record_size):
     """Keep the tags of .bib entries current (the pre-commit hook).
 
     Tags are merged into each entry's keywords field, after the user's own terms, which keep
@@ -57,6 +58,7 @@ def bib(files, check, strict, allow_unreadable, diff, field, encoding, min_words
 
     try:
         return bibmod.run(files, predict=predict, facets=m.facets, check=check, strict=strict, diff=diff,
-                          field=field, encoding=encoding, allow_unreadable=allow_unreadable)
+                          field=field, encoding=encoding, allow_unreadable=allow_unreadable,
+                          max_record_size=max_record_size)
     except ValueError as e:
         raise TaggerError(str(e)) from None

@@ -50,6 +50,13 @@ class Prediction:
     scores: dict[str, float]
     reason: str | None = None
     explanations: dict[str, list] = field(default_factory=dict)
+    #: with ``explain``: what the model did not read (a text cut at :data:`MODEL_TEXT_CHARS`)
+    note: str | None = None
+
+
+#: characters of a record's text (and of its title) the model reads; the rest is cut.  An
+#: abstract is a few thousand; this bounds the time and memory of tagging any record
+MODEL_TEXT_CHARS = 100_000
 
 
 def _sigmoid(x):
@@ -276,7 +283,14 @@ class Model:
             min_words = MIN_WORDS
         preds: list[Prediction | None] = [None] * len(records)
         todo, texts = [], []
+        cut: dict[int, int] = {}  # record -> characters of its text, when cut
         for i, r in enumerate(records):
+            text, title = r.get(text_field) or "", r.get(title_field) or ""
+            if (isinstance(text, str) and len(text) > MODEL_TEXT_CHARS) or (
+                    isinstance(title, str) and len(title) > MODEL_TEXT_CHARS):
+                cut[i] = len(text) if isinstance(text, str) else 0
+                r = {**r, text_field: text[:MODEL_TEXT_CHARS] if isinstance(text, str) else text,
+                     title_field: title[:MODEL_TEXT_CHARS] if isinstance(title, str) else title}
             reason = too_short_reason(r.get(text_field) or "", min_words)
             if reason:
                 preds[i] = Prediction([], {}, reason)
@@ -296,6 +310,9 @@ class Model:
             for k, i in enumerate(todo):
                 if preds[i].tags:
                     preds[i].explanations = explain_batch(self, texts[k], preds[i].tags, explain)
+            for i, n in cut.items():
+                preds[i].note = (f"the model read the first {MODEL_TEXT_CHARS:,} characters of the text "
+                                 f"({n:,}) and of the title")
         return preds
 
     def booster(self, label: str):

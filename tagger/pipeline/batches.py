@@ -50,6 +50,6 @@ def read_batches(path: str, fmt: str | None = None, opts=None, batch_size: int =
     opts = opts or ReadOptions()
     fmt = detect_format(path, fmt)
     if fmt == "jsonl":
-        return read_jsonl_chunks(path, encoding=opts.encoding)
+        return read_jsonl_chunks(path, encoding=opts.encoding, limit=opts.max_record_size)
     reader = open_reader(path, fmt, opts)
     return batched(reader, batch_size, getattr(reader, "would_wait", None))

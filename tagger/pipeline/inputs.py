@@ -26,7 +26,8 @@ class Inputs:
         self.read_opts = ReadOptions(text_field=opts["text_field"], title_field=opts["title_field"],
                                      id_field=opts["id_field"], encoding=opts.get("encoding"),
                                      header=not opts.get("no_header"), delimiter=opts.get("delimiter"),
-                                     warn=self.warn)
+                                     warn=self.warn, **({"max_record_size": opts["max_record_size"]}
+                                                        if opts.get("max_record_size") else {}))
         self.formats = [detect_format(f, opts["input_format"], sniff=True, encoding=opts.get("encoding"))
                         for f in self.files]
         self.text_field, self.id_field = opts["text_field"], opts["id_field"]

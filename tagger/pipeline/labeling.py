@@ -88,7 +88,7 @@ class BatchJob:
         it = iter(preds)
         preds = [Prediction([], {}, NO_ABSTRACT) if d.reason else next(it) for _, d in good]
         if self.render is None:
-            return ([(i, (p.tags, p.scores, p.reason, p.explanations)) for (i, _), p in zip(good, preds)],
+            return ([(i, (p.tags, p.scores, p.reason, p.explanations, p.note)) for (i, _), p in zip(good, preds)],
                     warnings, failure, check)
         render = self.render
         text = (",\n" if render.fmt == "json" else "").join([render(records[i], p) for (i, _), p in zip(good, preds)])

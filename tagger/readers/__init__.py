@@ -93,10 +93,14 @@ def sniff_format(path: str, default: str | None = None, encoding: str | None = N
         try:
             json.loads(first)
             return "jsonl"
+        except RecursionError:  # a whole line nested too deep: the reader says so
+            return "jsonl"
         except ValueError:
             pass
         try:  # an object over several lines (pretty-printed)
             json.JSONDecoder().raw_decode(start.decode("utf-8", "replace"))
+            return "json"
+        except RecursionError:
             return "json"
         except ValueError:  # not JSON (the reader will say where), or more than was read
             return "json" if first.strip() == b"{" else (default or "jsonl")

@@ -64,7 +64,10 @@ class ReadOptions:
     sniff it from the header row; ``lenient``: a bad record (invalid JSON, a row with the
     wrong number of cells, a line that is not UTF-8) comes out as a :class:`Record` with
     ``error`` set instead of raising :class:`InputError`; ``warn(message)``: where readers
-    report doubts about the input (one line each).
+    report doubts about the input (one line each); ``max_record_size``: the bytes of one
+    record (a line, paragraph, JSON value, CSV cell, ``.bib`` value, Parquet cell) reading
+    keeps in memory (``--max-record-size``), a longer record being a bad record;
+    ``max_depth``: how deeply JSON may nest.
     """
 
     text_field: str = "abstract"
@@ -74,6 +77,8 @@ class ReadOptions:
     header: bool = True
     delimiter: str | None = None
     lenient: bool = True
+    max_record_size: int = 4 << 20  # tagger.readers.stream.MAX_RECORD_SIZE
+    max_depth: int = 100  # tagger.readers.json.MAX_DEPTH
     warn: object = field(default=_no_warn, compare=False, repr=False)
 
 

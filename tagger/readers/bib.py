@@ -23,9 +23,11 @@ _TEXTS: dict[str, str] = {}
 
 
 def _read_text(path: str, opts: ReadOptions) -> str:
+    """The file's text, decoded (the whole file: ``.bib`` files are small; a value over
+    ``--max-record-size`` is masked before parsing, :func:`tagger.bib.read.mask_oversized`)."""
     src = open_source(path, opts.encoding)
     try:
-        data = b"".join(block for block, _ in src.blocks())
+        data = b"".join(block for block, _ in src.blocks(limit=None))
     except _READ_ERRORS as e:
         raise InputError(f"{path}: cannot read: {e}") from None
     finally:
@@ -43,12 +45,14 @@ def _read_text(path: str, opts: ReadOptions) -> str:
 def reader(path: str, fmt: str = FORMAT, opts: ReadOptions = ReadOptions()):
     """The records of a ``.bib`` file (module docstring), in file order."""
     from ..bib import read_records
+    from ..bib.oversized import mask_oversized
     from ..bib.read import UNREADABLE
 
-    text = _read_text(path, opts)
+    text, _, oversized = mask_oversized(_read_text(path, opts), opts.max_record_size)
     _TEXTS[path] = text
     try:
         entries, problems = read_records(text)
+        problems = problems + oversized
     except ValueError as e:
         raise InputError(f"{path}: cannot read as BibTeX: {e}") from None
     stem = source_stem(path)

@@ -11,9 +11,11 @@ import json
 from dataclasses import dataclass
 
 from .base import InputError, ReadOptions, Record, source_stem
-from .stream import _READ_ERRORS, CHUNK_BYTES, not_text, open_source
+from .stream import _READ_ERRORS, CHUNK_BYTES, MAX_RECORD_SIZE, Oversized, not_text, open_source, over_limit
 
 FORMAT = "jsonl"
+#: arrays and objects a record may nest (as :data:`tagger.readers.json.MAX_DEPTH`)
+MAX_DEPTH = 100
 
 
 def _reject_constant(name):
@@ -50,6 +52,9 @@ class LineChunk:
     #: read from a pipe that had no more input yet: the results so far should be written
     #: before reading waits for more
     waits: bool = False
+    #: > 0: the chunk is one line of this many bytes, over ``limit``, that was not read
+    too_long: int = 0
+    limit: int | None = None
 
     def split(self, lenient: bool = False) -> tuple[list[Record], str | None]:
         """``(records, error)``: the chunk's records, unparsed (``fields`` None, ``raw`` the
@@ -57,6 +62,11 @@ class LineChunk:
         byte or bytes that are not UTF-8: without ``lenient``, the records before that line
         and the ``FILE:LINE: what`` message for it; with ``lenient``, that line is a record
         with ``error`` set, and the lines after it are records too."""
+        if self.too_long:
+            err = over_limit("record", self.too_long, self.limit)
+            if lenient:
+                return [Record({}, self.n + 1, self.line, self.source, f"{self.stem}:{self.n + 1}", err)], None
+            return [], f"{self.source}:{self.line}: {err}"
         data, error = self.data, None
         try:
             text = data.decode("utf-8")  # a line break never falls inside a UTF-8 sequence
@@ -119,7 +129,8 @@ def _count_records(data: bytes) -> tuple[int, int]:
     return len(lines), len(lines) - sum(1 for ln in odd if not ln.decode("utf-8", "replace").strip())
 
 
-def read_jsonl_chunks(path: str, size: int = CHUNK_BYTES, encoding: str | None = None):
+def read_jsonl_chunks(path: str, size: int = CHUNK_BYTES, encoding: str | None = None,
+                      limit: int | None = MAX_RECORD_SIZE):
     """:class:`LineChunk` s of a JSON Lines file, about ``size`` bytes each (a line longer
     than that makes a longer chunk), in order; ``encoding`` as for
     :class:`~tagger.readers.stream.ByteSource`.
@@ -129,13 +140,20 @@ def read_jsonl_chunks(path: str, size: int = CHUNK_BYTES, encoding: str | None =
     silent.  Raises :class:`InputError` for a file that cannot be opened, and for one
     that cannot be read on (a truncated or damaged gzip stream, bytes not in its encoding)
     after the chunks of the whole lines before the damage, naming the first line not read.
+    A line longer than ``limit`` bytes (``--max-record-size``) is not read: it is a chunk
+    of its own with ``too_long`` set, which :meth:`LineChunk.split` makes a bad record.
     """
     import codecs
 
     src = open_source(path, encoding)
     stem, line, n, first = source_stem(path), 1, 0, True
     try:
-        for data, waits in src.blocks(size):
+        for data, waits in src.blocks(size, limit):
+            if isinstance(data, Oversized):
+                first = False
+                yield LineChunk(b"\n", path, line, n, 1, stem, waits, data.size, limit)
+                line, n = line + 1, n + 1
+                continue
             if first:
                 first = False
                 data = data.removeprefix(codecs.BOM_UTF8)
@@ -158,7 +176,7 @@ def read(path: str, opts: ReadOptions = ReadOptions()):
     ``--on-error skip`` can skip it); without, it raises :class:`InputError`, after the
     records before it.
     """
-    for chunk in read_jsonl_chunks(path, encoding=opts.encoding):
+    for chunk in read_jsonl_chunks(path, encoding=opts.encoding, limit=opts.max_record_size):
         records, error = chunk.split(opts.lenient)
         for rec in records:
             parse_json_record(rec, opts.id_field)
@@ -174,6 +192,18 @@ def read_jsonl(path: str, text_field: str = "abstract", lenient: bool = False):
     return read(path, ReadOptions(text_field=text_field, lenient=lenient))
 
 
+def _too_deep(obj, limit: int) -> bool:
+    """Whether ``obj`` nests lists and dicts more than ``limit`` deep."""
+    stack = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if d > limit:
+            return True
+        items = o.values() if isinstance(o, dict) else o
+        stack.extend((v, d + 1) for v in items if isinstance(v, (dict, list)))
+    return False
+
+
 def parse_json_record(rec: Record, id_field: str = "id") -> Record:
     """Parse a :class:`Record` read lazily from JSON Lines (``fields`` None): set ``fields``
     or ``error``.  A record with neither ``id_field`` nor ``id`` gets ``id`` =
@@ -183,12 +213,16 @@ def parse_json_record(rec: Record, id_field: str = "id") -> Record:
     try:
         obj = json.loads(rec.raw, parse_constant=_reject_constant, parse_float=_finite_float)
         error = None if isinstance(obj, dict) else f"expected a JSON object, found {type(obj).__name__}"
+    except RecursionError:
+        error = f"JSON nested more than {MAX_DEPTH} levels deep"
     except json.JSONDecodeError as e:
         error = f"invalid JSON ({e.msg.removesuffix(' at')} at column {e.colno})"
         if e.pos >= len(rec.raw.rstrip()):  # the object goes on in the next line
             error += "; pretty-printed JSON over several lines? read it with --input-format json"
     except ValueError as e:
         error = f"invalid JSON ({e})"
+    if error is None and _too_deep(obj, MAX_DEPTH):
+        error = f"JSON nested more than {MAX_DEPTH} levels deep"
     if error:
         rec.fields, rec.error, rec.raw = {}, error, None
         return rec

@@ -4,7 +4,7 @@ and CSV/TSV readers read."""
 from __future__ import annotations
 
 from .base import InputError
-from .stream import _READ_ERRORS, CHUNK_BYTES, not_text, open_source
+from .stream import _READ_ERRORS, CHUNK_BYTES, MAX_RECORD_SIZE, Oversized, not_text, open_source, over_limit
 
 
 class _Lines:
@@ -12,13 +12,14 @@ class _Lines:
     (:meth:`ByteSource.blocks`); :meth:`would_wait` tells whether the next line is still to
     come through a pipe that has gone silent (so that what was read can be tagged meanwhile)."""
 
-    def __init__(self, path: str, encoding: str | None = None, lenient: bool = False):
+    def __init__(self, path: str, encoding: str | None = None, lenient: bool = False,
+                 limit: int | None = MAX_RECORD_SIZE):
         self.path, self.source = path, open_source(path, encoding)
-        self.lenient = lenient
+        self.lenient, self.limit = lenient, limit
         #: with ``lenient``: line number -> why it is not text (its text is given with
         #: U+FFFD for the bad bytes); the readers make the record it is in a bad record
         self.bad: dict[int, str] = {}
-        self._blocks = self.source.blocks(CHUNK_BYTES)
+        self._blocks = self.source.blocks(CHUNK_BYTES, limit)
         self._ready: list[bytes] = []  # lines of the current block not yet taken, last first
         self._waits = False  # the current block ended where the pipe went silent
 
@@ -29,6 +30,9 @@ class _Lines:
             if block is None:
                 return b""
             data, self._waits = block
+            if isinstance(data, Oversized):  # a line over the limit, read past
+                self._ready = [data]
+                break
             lines = data.split(b"\n")
             last = lines.pop()  # after the last line break: the file's last line without one, or nothing
             self._ready = ([last] if last else []) + [ln + b"\n" for ln in reversed(lines)]
@@ -51,7 +55,10 @@ class _Lines:
                     break
                 n += 1
                 bad = None
-                if b"\x00" in chunk:
+                if isinstance(chunk, Oversized):
+                    bad = f"{path}:{n}: {over_limit('line', chunk.size, self.limit)}"
+                    chunk = b""
+                elif b"\x00" in chunk:
                     bad = not_text(path, n, chunk, chunk.find(b"\x00"), True)
                 try:
                     text = chunk.decode("utf-8")  # a line break never falls inside a UTF-8 sequence
@@ -69,7 +76,8 @@ class _Lines:
             self.source.close()
 
 
-def open_lines(path: str, encoding: str | None = None, lenient: bool = False) -> _Lines:
+def open_lines(path: str, encoding: str | None = None, lenient: bool = False,
+               limit: int | None = MAX_RECORD_SIZE) -> _Lines:
     """The ``(line_number, text)`` pairs of a text file (``-`` = stdin, gzip data
     decompressed, UTF-8 unless ``encoding`` or a BOM says otherwise), to iterate over once;
     from a pipe, as the lines arrive.
@@ -77,9 +85,11 @@ def open_lines(path: str, encoding: str | None = None, lenient: bool = False) ->
     Raises :class:`FileError` for a missing file or a directory (at once), and, while
     iterating, :class:`InputError` for a binary file (NUL byte) or bytes that are not UTF-8,
     naming the line; with ``lenient``, such a line is given (bad bytes as U+FFFD) and noted
-    in the reader's ``bad``.  Line endings are kept off; a BOM is dropped.
+    in the reader's ``bad``.  A line longer than ``limit`` bytes (``--max-record-size``) is
+    never held in memory: it is such a bad line, given as an empty one.  Line endings are
+    kept off; a BOM is dropped.
     """
-    return _Lines(path, encoding, lenient)
+    return _Lines(path, encoding, lenient, limit)
 
 
 class LineRecords:

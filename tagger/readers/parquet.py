@@ -116,14 +116,24 @@ def _native(t) -> bool:
 
 def reader(path: str, fmt: str = FORMAT, opts: ReadOptions = ReadOptions()):
     """The rows of the Parquet file ``path`` as :class:`Record` s (module docstring), read a
-    batch at a time."""
+    batch at a time.  A row with a text or bytes cell longer than ``--max-record-size`` is a
+    bad record (pyarrow reads a batch of rows whole, so the limit bounds what is kept, not
+    what pyarrow reads)."""
     pf = open_parquet(path)
     plain = {f.name for f in pf.schema_arrow if not _native(f.type)}
     name = os.path.basename(path)
     stem, n = (name[:-len(".parquet")] if name.lower().endswith(".parquet") else name), 0
+    limit = opts.max_record_size
     for batch in batches(pf, path):
         for row in batch.to_pylist():
             n += 1
+            big = next(((k, len(v)) for k, v in row.items() if isinstance(v, (str, bytes)) and limit is not None
+                        and len(v) > limit), None) if limit is not None else None
+            if big:  # a cell over --max-record-size: a bad record (pyarrow has read it; the model never sees it)
+                from .stream import over_limit
+
+                yield Record({}, n, n, path, f"{stem}:{n}", f"column {big[0]!r}: {over_limit('cell', big[1], limit)}")
+                continue
             if plain:
                 row = {k: _plain(v) if k in plain else v for k, v in row.items()}
             if INVERTED_INDEX in row and row[INVERTED_INDEX] is not None:

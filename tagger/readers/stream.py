@@ -17,6 +17,7 @@ import zlib
 from functools import partial
 from pathlib import Path
 
+from ..limits import MAX_RECORD_SIZE, Oversized, over_limit, parse_size, size_text  # noqa: F401  (readers import them here)
 from .base import FileError, InputError
 
 #: bytes read at a time from a file; a ``jsonl.LineChunk`` is what such a read holds of
@@ -221,16 +222,45 @@ class ByteSource:
             self._head += more
         return self._head
 
-    def blocks(self, size: int = CHUNK_BYTES):
+    def blocks(self, size: int = CHUNK_BYTES, limit: int | None = MAX_RECORD_SIZE):
         """``(data, waits)``: the input in blocks of whole lines, about ``size`` bytes each (a
         longer line makes a longer block; the input's last line may lack its line break).
+
+        A line longer than ``limit`` bytes (None: no limit) is never held: it is read past and
+        given as an :class:`Oversized` block (memory stays within ``limit`` plus ``size``).
 
         A regular file is read ``size`` bytes at a time; a gzip stream in pieces of at most
         64 KiB; a pipe or terminal as its bytes arrive (:func:`_read_available`), a block
         ending where it goes silent (``waits`` True).  A read error (``_READ_ERRORS``: a
         truncated or damaged gzip stream; :class:`InputError`: bytes not in the encoding)
         is raised after the whole lines before it."""
+        if limit is None or limit >= size:  # a whole line in a block is never over the limit
+            yield from self._blocks(size, limit)
+            return
+        for data, waits in self._blocks(size, limit):
+            if isinstance(data, Oversized) or len(data) <= limit:
+                yield data, waits
+                continue
+            pos, start = 0, 0  # the whole lines of data, those over the limit as Oversized
+            while True:
+                end = data.find(b"\n", pos)
+                end = len(data) if end < 0 else end
+                if end - pos > limit:
+                    if pos > start:
+                        yield data[start:pos], False
+                    yield Oversized(end - pos), False
+                    start = end + 1
+                if end >= len(data) - 1:
+                    break
+                pos = end + 1
+            if start < len(data):
+                yield data[start:], waits
+
+    def _blocks(self, size: int, limit: int | None):
+        """:meth:`blocks`, but for whole lines over a ``limit`` smaller than ``size``."""
         pending, have = [], 0  # what was read since the last block, and its length
+        tail = 0  # bytes of pending after its last line break: the line being read
+        skipped = 0  # > 0: the bytes of a line over the limit read past so far
         while True:
             try:
                 block = self.read(size)
@@ -239,12 +269,33 @@ class ByteSource:
                 if data.rfind(b"\n") >= 0:  # a line cut short by the damage is not read
                     yield data[:data.rfind(b"\n") + 1], False
                 raise
+            if skipped:
+                if not block:
+                    yield Oversized(skipped), False
+                    return
+                nl = block.find(b"\n")
+                if nl < 0:
+                    skipped += len(block)
+                    continue
+                yield Oversized(skipped + nl), False
+                skipped, block = 0, block[nl + 1:]
+                if not block:
+                    continue
             if not block:
                 if pending:
                     yield b"".join(pending), False
                 return
             pending.append(block)
             have += len(block)
+            nl = block.rfind(b"\n")
+            tail = tail + len(block) if nl < 0 else len(block) - nl - 1
+            if limit is not None and tail > limit:  # the line being read is too long: give what is before it, skip it
+                data = b"".join(pending)
+                cut = len(data) - tail
+                if cut:
+                    yield data[:cut], False
+                pending, have, skipped, tail = [], 0, tail, 0
+                continue
             if (have < size and not self.streaming) or b"\n" not in block:
                 continue  # fill the block; or no line has ended yet
             data = b"".join(pending)

@@ -7,6 +7,8 @@ PostgreSQL's text format: one row per line, cells separated by tabs, never quote
 ``\\t``, ``\\n``, ``\\r`` and ``\\\\`` standing for a tab, line feed, carriage return and
 backslash (the escapes ``tagger``'s TSV output writes).  Without a header row
 (``header=False``), columns are named by their 1-based numbers (``"1"``, ``"2"``, ...).
+A line or a cell longer than ``--max-record-size`` is a bad record (a quoted cell over many
+lines that grows past it ends the reading: where its row ends cannot be told).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import sys
 from .base import InputError, ReadOptions, Record, source_stem
 from .fields import TEXT_ALIASES
 from .lines import LineRecords, open_lines
+from .stream import over_limit
 
 FORMATS = ("csv", "tsv")
 
@@ -72,7 +75,7 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
     a record with ``error`` set.  An unterminated quote is an error, not a merged row.
     """
     stem = source_stem(path)
-    lines = lines or open_lines(path, opts.encoding, opts.lenient)
+    lines = lines or open_lines(path, opts.encoding, opts.lenient, opts.max_record_size)
     rows = _csv_rows(path, lines, opts) if fmt == "csv" else _tsv_rows(lines)
     try:
         start, header, end = next(rows)
@@ -90,10 +93,10 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
         raise InputError(missing_column(path, text, header, opts.header))
     n = 0
     for start, row, end in _chain(first, rows):
-        if not row or all(not c.strip() for c in row):
+        bad = next((k for k in range(start, end + 1) if k in lines.bad), None) if lines.bad else None
+        if not bad and (not row or all(not c.strip() for c in row)):
             continue
         n += 1
-        bad = next((k for k in range(start, end + 1) if k in lines.bad), None) if lines.bad else None
         if bad or len(row) != len(header):
             err, at = (lines.bad[bad], bad) if bad else (f"row has {len(row)} columns, the header has {len(header)}", start)
             if not opts.lenient:
@@ -125,7 +128,8 @@ class _Counted:
 
 def _csv_rows(path: str, lines, opts: ReadOptions):
     """``(first line, cells, last line)`` of each CSV row."""
-    csv.field_size_limit(FIELD_LIMIT)
+    limit = opts.max_record_size
+    csv.field_size_limit(min(FIELD_LIMIT, limit) if limit is not None else FIELD_LIMIT)
     counted = _Counted(lines)
     it = iter(counted)
     first = next(it, None)
@@ -145,6 +149,9 @@ def _csv_rows(path: str, lines, opts: ReadOptions):
         except StopIteration:
             return
         except csv.Error as e:
+            if "field larger than field limit" in str(e):  # a quoted cell over many lines: the rest cannot be read
+                raise InputError(f"{path}:{done + 1}: {over_limit('cell', limit, limit, at_least=True)} "
+                                 "in the row starting here") from None
             if done == 0:
                 raise InputError(f"{path}:1: bad header row ({e})") from None
             raise InputError(f"{path}:{done + 1}: malformed row starting here ({e})") from None
@@ -160,5 +167,5 @@ def _tsv_rows(lines):
 
 def reader(path: str, fmt: str = "csv", opts: ReadOptions = ReadOptions()):
     """The records of a CSV or TSV file (:func:`read`), with ``would_wait``."""
-    lines = open_lines(path, opts.encoding, opts.lenient)
+    lines = open_lines(path, opts.encoding, opts.lenient, opts.max_record_size)
     return LineRecords(lines, read(path, opts, fmt, lines))

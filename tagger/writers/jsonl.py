@@ -24,10 +24,12 @@ def tagged_fields(fields: dict, pred) -> dict:
         out.pop("reason", None)
     if pred.explanations:
         out["explanations"] = pred.explanations
+    if getattr(pred, "note", None):
+        out["explain_note"] = pred.note
     return out
 
 
-_OWN_KEYS = ("tags", "scores", "reason", "explanations")
+_OWN_KEYS = ("tags", "scores", "reason", "explanations", "explain_note")
 
 #: JSON text of a str, as ``json.dumps(s, ensure_ascii=False)`` writes it
 _string = json.encoder.encode_basestring
@@ -75,6 +77,8 @@ def tagged_json(rec, pred) -> str:
         tail.append(f'"reason": {_string(pred.reason)}')
     if pred.explanations:
         tail.append(f'"explanations": {json.dumps(pred.explanations, ensure_ascii=False)}')
+    if getattr(pred, "note", None):
+        tail.append(f'"explain_note": {_string(pred.note)}')
     return body + ("" if body.endswith("{") else ", ") + ", ".join(tail) + "}"
 
 

@@ -48,6 +48,8 @@ def render(rec, pred, renderer) -> str:
             for t in mine:
                 for gram, contrib in pred.explanations.get(t, []):
                     lines.append(f"  {'':<{width}}   {t.split(':', 1)[1]} <- \"{gram}\" (+{contrib:.2f})")
+    if getattr(pred, "note", None):
+        lines.append(f"  ({pred.note})")
     return "\n".join(lines) + "\n\n"
 
 
