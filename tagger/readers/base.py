@@ -39,6 +39,9 @@ class Record:
     id_added: bool = False
     #: BibTeX input: the entry's own text (``tagger filter`` writes it back as it was)
     entry: str | None = None
+    #: RIS and MEDLINE input: the record's lines as they were, line breaks and the blank
+    #: lines after it included (``tagger filter`` writes them back byte for byte)
+    block: str | None = None
 
     def id(self, id_field: str = "id") -> str:
         """The record's id: its ``id_field`` value (for the default ``id``, else a Zotero
@@ -78,9 +81,12 @@ class ReadOptions:
 
 
 #: input formats by file extension (after ``.gz``); ``.json`` and ``.jsonl`` are looked at
-#: further (``tagger.readers.sniff_json``): an array or pretty-printed objects are ``json``
+#: further (``tagger.readers.sniff_format``): an array or pretty-printed objects are ``json``;
+#: ``xml`` is no format of its own: the content tells (a feed, PubMed XML, else an error)
 EXTENSIONS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
-              ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".bib": "bib", ".parquet": "parquet"}
+              ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".bib": "bib", ".parquet": "parquet",
+              ".ris": "ris", ".nbib": "medline", ".medline": "medline", ".atom": "feed", ".rss": "feed",
+              ".xml": "xml"}
 
 
 def source_stem(path: str) -> str:

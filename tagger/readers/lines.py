@@ -12,9 +12,9 @@ class _Lines:
     (:meth:`ByteSource.blocks`); :meth:`would_wait` tells whether the next line is still to
     come through a pipe that has gone silent (so that what was read can be tagged meanwhile)."""
 
-    def __init__(self, path: str, encoding: str | None = None, lenient: bool = False):
+    def __init__(self, path: str, encoding: str | None = None, lenient: bool = False, ends: bool = False):
         self.path, self.source = path, open_source(path, encoding)
-        self.lenient = lenient
+        self.lenient, self.ends = lenient, ends
         #: with ``lenient``: line number -> why it is not text (its text is given with
         #: U+FFFD for the bad bytes); the readers make the record it is in a bad record
         self.bad: dict[int, str] = {}
@@ -64,12 +64,12 @@ class _Lines:
                     self.bad[n] = bad.split(": ", 1)[1]
                 if n == 1 and text.startswith("\ufeff"):
                     text = text[1:]
-                yield n, text.rstrip("\r\n")
+                yield n, text if self.ends else text.rstrip("\r\n")
         finally:
             self.source.close()
 
 
-def open_lines(path: str, encoding: str | None = None, lenient: bool = False) -> _Lines:
+def open_lines(path: str, encoding: str | None = None, lenient: bool = False, ends: bool = False) -> _Lines:
     """The ``(line_number, text)`` pairs of a text file (``-`` = stdin, gzip data
     decompressed, UTF-8 unless ``encoding`` or a BOM says otherwise), to iterate over once;
     from a pipe, as the lines arrive.
@@ -77,9 +77,10 @@ def open_lines(path: str, encoding: str | None = None, lenient: bool = False) ->
     Raises :class:`FileError` for a missing file or a directory (at once), and, while
     iterating, :class:`InputError` for a binary file (NUL byte) or bytes that are not UTF-8,
     naming the line; with ``lenient``, such a line is given (bad bytes as U+FFFD) and noted
-    in the reader's ``bad``.  Line endings are kept off; a BOM is dropped.
+    in the reader's ``bad``.  Line endings are kept off (with ``ends``: kept, as they were,
+    for readers that write records back byte for byte); a BOM is dropped.
     """
-    return _Lines(path, encoding, lenient)
+    return _Lines(path, encoding, lenient, ends)
 
 
 class LineRecords:
