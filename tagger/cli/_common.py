@@ -60,10 +60,12 @@ def _delimiter(ctx, param, value):
 def io_options(fn):
     """Add the input, output and labelling options that ``label`` and ``filter`` share."""
     opts = [
-        click.option("--input-format", type=click.Choice(["txt", "lines", "jsonl", "json", "csv", "tsv", "bib", "parquet"]),
-                     help="Input format [default: from the extension; .json/.jsonl and other files by their first "
-                          "line: jsonl (one object per line), json (an array, or pretty-printed objects), bib, else "
-                          "txt (one abstract per paragraph); lines: one abstract per line]."),
+        click.option("--input-format", type=click.Choice(["txt", "lines", "jsonl", "json", "csv", "tsv", "bib", "parquet",
+                                                          "feed", "medline", "pubmed-xml", "ris"]),
+                     help="Input format [default: from the extension; stdin, .txt, .xml, .json/.jsonl and other files "
+                          "by their first bytes: feed (Atom, RSS), pubmed-xml, ris, medline, jsonl (one object per "
+                          "line), json (an array, or pretty-printed objects), bib, else txt (one abstract per "
+                          "paragraph); lines: one abstract per line]."),
         click.option("--encoding", metavar="NAME",
                      help="The input's encoding [default: UTF-8; a UTF-16 or UTF-32 BOM is recognised]."),
         click.option("--no-header", "no_header", is_flag=True,

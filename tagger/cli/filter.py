@@ -54,7 +54,7 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
     from ..api import load
     from ..pipeline.tagging import filter_files
     from ..query import parse
-    from ..writers import default_format
+    from ..writers import PASS_THROUGH, default_format
     from ..writers.target import Target
 
     check_quoted(expr, files)
@@ -64,8 +64,9 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
     model = tagger.model
     query = parse(expr, model.labels, [f for f, _, _ in model.facets])
     fmt = default_format(opts["out_format"], inputs, target, bib=True)
-    if fmt == "bib" and set(inputs.formats) != {"bib"}:
-        raise TaggerError("-f bib writes BibTeX entries: give .bib files (or --input-format bib)")
+    if fmt == "bib" and set(inputs.formats) not in PASS_THROUGH:
+        raise TaggerError("-f bib writes the records as they were: give .bib files, or RIS or MEDLINE files "
+                          "(one format at a time)")
     try:
         kept, skipped = filter_files(tagger, inputs, target, fmt, query, opts, retag=retag, min_score=min_score,
                                      invert=invert, count=count, warn=warn)
