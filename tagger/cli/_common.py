@@ -100,6 +100,23 @@ def io_options(fn):
     return model_options(fn)
 
 
+def bib_status(inputs, opts: dict, status: int) -> int:
+    """The exit status after the output is written: 2, with one line saying how many, when
+    entries of ``.bib`` inputs could not be read (each was warned about) and ``--on-error``
+    is ``fail``; else ``status``."""
+    if "bib" not in inputs.formats:
+        return status
+    from ..readers.bib import unreadable_entries
+    from ..wording import plural
+
+    bad = unreadable_entries(f for f, fmt in zip(inputs.files, inputs.formats) if fmt == "bib")
+    if bad and opts["on_error"] == "fail":
+        click.echo(f"tagger: {plural(bad, 'BibTeX entry', 'BibTeX entries')} could not be read, not tagged "
+                   "(the warnings above say why); the readable ones were written; --on-error skip exits 0", err=True)
+        return 2
+    return status
+
+
 def warn(msg: str) -> None:
     """One line ``tagger: warning: MSG`` on stderr."""
     click.echo(f"tagger: warning: {msg}", err=True)
