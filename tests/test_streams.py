@@ -494,7 +494,7 @@ def test_tags_trusted_without_scores_print_in_every_format(tmp_path):
     ("% Encoding: UTF-8\n\n", "bib"),
     ("%% comments\n" * 15, "bib"),
     ("An abstract, then more text.\nline two\nline three\nline four\n\n", "txt"),  # more than a header's text
-    ("% a comment\n" * 25, "txt"),  # the entry past the lines looked at
+    ("% a comment\n" * 25, "bib"),  # any number of % lines (issue 19: tugboat.bib)
     ("We study decorators.\nThey are written\nlike this\n", "txt"),  # an @name{ inside a paragraph is prose
     ("Handles are written\n\n@octocat{ or so\n\n", "txt"),  # after a blank line, but not an entry's @type{key,
 ])

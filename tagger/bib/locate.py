@@ -216,8 +216,9 @@ def scan_entry(text: str, pos: int, mode: str, percent_lines: bool = False, limi
     """Read the entry whose ``@`` is at ``pos`` under escape rule ``mode``, looking no
     further than ``limit`` (default: the end of the text); offsets are into ``text``.
 
-    ``percent_lines``: skip lines starting with ``%`` between fields instead of failing on
-    them (only to find out whether such an entry has other faults).
+    ``percent_lines``: skip ``%`` comments between fields (a line of its own, or the rest
+    of a line after a value) instead of failing on them (to find out whether such an entry
+    has other faults, and to read it for ``tagger label``).
 
     Raises:
         ScanError: with a position and a one-line reason.
@@ -266,6 +267,12 @@ def scan_entry(text: str, pos: int, mode: str, percent_lines: bool = False, limi
             raise ScanError(err.pos, err.reason, name, name_pos) from None
         fields.append(Field(name, j, nm.end(), vs, ve, pieces))
         j = skip_ws(text, ve)
+        # a comment after the last value, on its line (``NAME = {x}   % note``, biber's files)
+        while j < n and text[j] == "%" and "\n" not in text[ve:j]:
+            if not percent_lines:
+                raise ScanError(j, PERCENT_REASON)
+            ve = _LINE_END_RE.match(text, j, n).end()
+            j = skip_ws(text, ve)
         if j >= n:
             raise ScanError(j, UNTERMINATED, name, name_pos)
         if text[j] == ",":

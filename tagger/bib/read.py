@@ -72,6 +72,8 @@ class Cand:
     problems: list[tuple[str, str]] = dc_field(default_factory=list)
     recovered: bool = False
     editable: bool = True
+    #: an entry read but never edited (a duplicate field, ``%`` comments), for label/filter
+    read_only: Entry | None = None
 
     def fail(self, reason: str) -> None:
         """Record an unreadable reason; the entry is left untouched."""
@@ -153,9 +155,19 @@ class Analysis:
                 key = m.group(2) if m and m.group(2) and word not in _SPECIAL else "@" + (m.group(1) if m else "")
                 failed.append((idx, s, word))
                 cand = self._recover(idx, s, e, key) if word not in _SPECIAL else None
-                if cand is None and word not in _SPECIAL and self._percent_only(s, e):
-                    cand = Cand(idx, key, s, e)
-                    cand.warn(PERCENT_REASON + "; left untouched", untouched=True)
+                if cand is None and word not in _SPECIAL:
+                    # a comma in a ``%`` comment ends bibtexparser's block early, the rest of the
+                    # entry read as a comment: look as far as the next block that is not one
+                    far = next((ls for lb, ls, _ in self.located[idx + 1:] if not isinstance(lb, ImplicitComment)),
+                               len(self.text))
+                    for limit in (e, far):
+                        if self._percent_only(s, limit):
+                            cand = Cand(idx, key, s, e)
+                            cand.warn(PERCENT_REASON + "; left untouched", untouched=True)
+                            cand.read_only = self._percent_entry(s, limit)
+                            if cand.read_only is not None:
+                                cand.end = cand.read_only.end
+                            break
                 if cand is None:
                     reason = self._failure_reason(b, s, e)
                     if word in _SPECIAL:
@@ -173,6 +185,14 @@ class Analysis:
 
     # -- the checks ---------------------------------------------------------------------
 
+    def _percent_entry(self, s: int, e: int) -> Entry | None:
+        """The entry at ``[s, e)`` read with its ``%`` comments skipped, if that reads it whole."""
+        try:
+            ent = scan_entry(self.text, s, "lookbehind", percent_lines=True, limit=e)
+        except ScanError:
+            return None
+        return ent if ent.end == e or not self.text[ent.end:e].strip() else None
+
     def _percent_only(self, s: int, e: int) -> bool:
         """True when the only fault of the block at ``[s, e)`` is ``%`` lines between fields."""
         try:
@@ -182,9 +202,10 @@ class Analysis:
             if err.reason != PERCENT_REASON:
                 return False
         try:
-            return scan_entry(self.text, s, "lookbehind", percent_lines=True, limit=e).end == e
+            ent = scan_entry(self.text, s, "lookbehind", percent_lines=True, limit=e)
         except ScanError:
             return False
+        return ent.end == e or not self.text[ent.end:e].strip()
 
     def _failure_reason(self, b, s: int, e: int) -> str:
         """Why a block bibtexparser gave up on cannot be read: the strict scanner's reason
@@ -290,11 +311,12 @@ class Analysis:
                 cand.fail(self._scan_reason(err))
                 return cand
             try:
-                scan_entry(text, s, "lookbehind", percent_lines=True, limit=e)
+                ent = scan_entry(text, s, "lookbehind", percent_lines=True, limit=e)
             except ScanError as err2:
                 cand.fail(self._scan_reason(err2))
                 return cand
             cand.warn(PERCENT_REASON + "; left untouched", untouched=True)
+            cand.read_only = ent
             return cand
         if ent.end != e or ent.key != b.key or [(f.name, text[f.value_start : f.value_end]) for f in ent.fields] != [
             (f.key, f.value) for f in b.fields
@@ -342,6 +364,8 @@ class Analysis:
             k = f.name.casefold()
             if k in names:
                 cand.warn(f"duplicate field `{names[k]}`/`{f.name}`; left untouched", untouched=True)
+                if not ends_early(self.text, ent.end):
+                    cand.read_only = ent  # read (the first of the two, as BibTeX does), never edited
                 return
             names[k] = f.name
         if ends_early(self.text, ent.end):
@@ -358,7 +382,7 @@ class Analysis:
     def value(self, cand: Cand, name: str) -> str | None:
         """The model text (:func:`model_text`) of field ``name`` (case-insensitive) of a
         readable entry, or None when the entry has no such field."""
-        for f in cand.entry.fields:
+        for f in (cand.entry or cand.read_only).fields:
             if f.name.casefold() == name:
                 return model_text(resolve(self.text, f.pieces, self.strings))
         return None
@@ -380,12 +404,16 @@ def read_records(text: str) -> tuple[list[dict], list[Problem]]:
     records, problems = [], list(an.block_problems)
     for c in an.cands:
         problems.extend(Problem(an.line(c.start), c.shown_key, k, r) for k, r in c.problems)
-        if c.entry is None or (c.problems and any(k == UNREADABLE for k, _ in c.problems)):
+        ent = c.entry or c.read_only
+        if ent is None or (c.problems and any(k == UNREADABLE for k, _ in c.problems)):
             continue
+        fields: dict = {}
+        for f in ent.fields:  # of a duplicate field, the first (as BibTeX reads it)
+            if not any(k.casefold() == f.name.casefold() for k in fields):
+                fields[f.name] = resolve(text, f.pieces, an.strings)
         records.append({
-            "key": c.entry.key, "title": an.value(c, "title") or "", "abstract": an.value(c, "abstract") or "",
-            "line": an.line(c.start), "start": c.start, "end": c.end,
-            "fields": {f.name: resolve(text, f.pieces, an.strings) for f in c.entry.fields},
+            "key": ent.key, "title": an.value(c, "title") or "", "abstract": an.value(c, "abstract") or "",
+            "line": an.line(c.start), "start": c.start, "end": c.end, "fields": fields,
         })
     problems.sort(key=lambda p: p.line)
     return records, problems

@@ -80,10 +80,12 @@ def max_record_size_option(fn):
 def io_options(fn):
     """Add the input, output and labelling options that ``label`` and ``filter`` share."""
     opts = [
-        click.option("--input-format", type=click.Choice(["txt", "lines", "jsonl", "json", "csv", "tsv", "bib", "parquet"]),
-                     help="Input format [default: from the extension; .json/.jsonl and other files by their first "
-                          "line: jsonl (one object per line), json (an array, or pretty-printed objects), bib, else "
-                          "txt (one abstract per paragraph); lines: one abstract per line]."),
+        click.option("--input-format", type=click.Choice(["txt", "lines", "jsonl", "json", "csv", "tsv", "bib", "parquet",
+                                                          "feed", "medline", "pubmed-xml", "ris"]),
+                     help="Input format [default: from the extension; stdin, .txt, .xml, .json/.jsonl and other files "
+                          "by their first bytes: feed (Atom, RSS), pubmed-xml, ris, medline, jsonl (one object per "
+                          "line), json (an array, or pretty-printed objects), bib, else txt (one abstract per "
+                          "paragraph); lines: one abstract per line]."),
         click.option("--encoding", metavar="NAME",
                      help="The input's encoding [default: UTF-8; a UTF-16 or UTF-32 BOM is recognised]."),
         click.option("--no-header", "no_header", is_flag=True,
@@ -116,6 +118,23 @@ def io_options(fn):
     for o in reversed(opts):
         fn = o(fn)
     return model_options(max_record_size_option(fn))
+
+
+def bib_status(inputs, opts: dict, status: int) -> int:
+    """The exit status after the output is written: 2, with one line saying how many, when
+    entries of ``.bib`` inputs could not be read (each was warned about) and ``--on-error``
+    is ``fail``; else ``status``."""
+    if "bib" not in inputs.formats:
+        return status
+    from ..readers.bib import unreadable_entries
+    from ..wording import plural
+
+    bad = unreadable_entries(f for f, fmt in zip(inputs.files, inputs.formats) if fmt == "bib")
+    if bad and opts["on_error"] == "fail":
+        click.echo(f"tagger: {plural(bad, 'BibTeX entry', 'BibTeX entries')} could not be read, not tagged "
+                   "(the warnings above say why); the readable ones were written; --on-error skip exits 0", err=True)
+        return 2
+    return status
 
 
 def warn(msg: str) -> None:

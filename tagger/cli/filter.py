@@ -7,7 +7,7 @@ import click
 from ..errors import TaggerError
 from ..wording import plural
 from ._app import cli
-from ._common import exit_code, io_options, open_inputs, quiet_broken_pipe, warn
+from ._common import bib_status, exit_code, io_options, open_inputs, quiet_broken_pipe, warn
 
 
 def check_quoted(expr: str, files) -> None:
@@ -54,7 +54,7 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
     from ..api import load
     from ..pipeline.tagging import filter_files
     from ..query import parse
-    from ..writers import default_format
+    from ..writers import PASS_THROUGH, default_format
     from ..writers.target import Target
 
     check_quoted(expr, files)
@@ -64,8 +64,9 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
     model = tagger.model
     query = parse(expr, model.labels, [f for f, _, _ in model.facets])
     fmt = default_format(opts["out_format"], inputs, target, bib=True)
-    if fmt == "bib" and set(inputs.formats) != {"bib"}:
-        raise TaggerError("-f bib writes BibTeX entries: give .bib files (or --input-format bib)")
+    if fmt == "bib" and set(inputs.formats) not in PASS_THROUGH:
+        raise TaggerError("-f bib writes the records as they were: give .bib files, or RIS or MEDLINE files "
+                          "(one format at a time)")
     try:
         kept, skipped = filter_files(tagger, inputs, target, fmt, query, opts, retag=retag, min_score=min_score,
                                      invert=invert, count=count, warn=warn)
@@ -74,4 +75,4 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
         return 0 if getattr(e, "kept", 0) else 1
     if skipped:
         click.echo(f"tagger: {plural(skipped, 'bad record')} skipped, {kept} kept", err=True)
-    return 0 if kept else 1
+    return bib_status(inputs, opts, 0 if kept else 1)

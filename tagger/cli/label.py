@@ -7,7 +7,7 @@ import click
 from ..errors import TaggerError
 from ..wording import plural
 from ._app import cli
-from ._common import Ticker, exit_code, io_options, open_inputs, quiet_broken_pipe, warn
+from ._common import bib_status, Ticker, exit_code, io_options, open_inputs, quiet_broken_pipe, warn
 
 
 @cli.command(short_help="Tag the abstracts of text, JSON, CSV, BibTeX or Parquet files.")
@@ -49,7 +49,7 @@ def label(files, facets, explain, explain_top, dask_address, **opts):
         return 0
     if skipped:
         click.echo(f"tagger: {plural(skipped, 'bad record')} skipped, {written} written", err=True)
-    return 0
+    return bib_status(inputs, opts, 0)
 
 
 def _label_dask(address, files, facets, explain, opts):

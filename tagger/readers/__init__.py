@@ -10,6 +10,11 @@ csv, tsv  :mod:`tagger.readers.table`            a header row, then a record per
 txt       :mod:`tagger.readers.text`             one abstract per paragraph
 lines     :mod:`tagger.readers.text`             one abstract per line
 bib       :mod:`tagger.readers.bib`              BibTeX entries
+feed      :mod:`tagger.readers.feed`             Atom and RSS entries (arXiv's API and feeds)
+pubmed-   :mod:`tagger.readers.pubmed`           PubMed XML (efetch), an article at a time
+xml
+medline   :mod:`tagger.readers.medline`          PubMed's MEDLINE text (``PMID- ``)
+ris       :mod:`tagger.readers.ris`              RIS (``TY  - `` ... ``ER  - ``)
 parquet   :mod:`tagger.readers.parquet`          Parquet rows, a batch at a time (pyarrow)
 ========  =====================================  ==========================================
 
@@ -35,17 +40,21 @@ __all__ = ["EXTENSIONS", "FORMATS", "READERS", "FileError", "InputError", "ReadO
 
 #: format -> the module (in this package) whose ``reader(path, fmt, opts)`` reads it
 READERS = {"jsonl": "jsonl", "json": "json", "csv": "table", "tsv": "table", "txt": "text", "lines": "text",
-           "bib": "bib", "parquet": "parquet"}
+           "bib": "bib", "parquet": "parquet", "feed": "feed", "pubmed-xml": "pubmed", "medline": "medline",
+           "ris": "ris"}
 FORMATS = tuple(READERS)
 
 
 def detect_format(path: str, override: str | None = None, sniff: bool = False, encoding: str | None = None) -> str:
     """The input format of ``path``: ``override`` if given, else by extension (``.gz``
-    stripped first: ``.txt``, ``.jsonl``, ``.json``, ``.csv``, ``.tsv``, ``.bib``, ...);
-    ``-`` and unknown extensions read as plain text.  With ``sniff``, the input is looked
-    at as well (:func:`sniff_format`): ``-`` and unknown extensions by their first
-    characters, and ``.json``/``.jsonl`` to tell JSON Lines from an array or pretty-printed
-    objects (a ``.json`` file of one object per line is JSON Lines)."""
+    stripped first: ``.txt``, ``.jsonl``, ``.json``, ``.csv``, ``.tsv``, ``.bib``, ``.ris``,
+    ``.nbib``, ...); ``-`` and unknown extensions read as plain text.  With ``sniff``, the
+    input is looked at as well (:func:`sniff_format`): ``-``, ``.txt``, ``.xml`` and unknown
+    extensions by their first bytes (content wins over such generic names: a feed, PubMed
+    XML, RIS, MEDLINE; a PDF, Word or other document tagger does not read is an
+    :class:`InputError` saying what to do), and ``.json``/``.jsonl`` to tell JSON Lines
+    from an array or pretty-printed objects (a ``.json`` file of one object per line is
+    JSON Lines)."""
     if override:
         return override
     if path == "-":
@@ -54,9 +63,25 @@ def detect_format(path: str, override: str | None = None, sniff: bool = False, e
     if suffixes and suffixes[-1] == ".gz":
         suffixes = suffixes[:-1]
     fmt = EXTENSIONS.get(suffixes[-1] if suffixes else "")
-    if sniff and fmt in (None, "json", "jsonl"):
+    if sniff and fmt in (None, "json", "jsonl", "txt", "xml"):
         return sniff_format(path, fmt, encoding)
-    return fmt or "txt"
+    if sniff and fmt not in ("parquet",):
+        _refuse_documents(path, encoding)
+    return {"xml": "txt"}.get(fmt, fmt) or "txt"
+
+
+def _refuse_documents(path: str, encoding: str | None) -> None:
+    """Raise :class:`InputError` when ``path``, named as a format tagger reads (``.csv``,
+    ``.bib``), is a PDF, an Office document or a ZIP archive."""
+    from .sniff import OLE2, PDF, ZIP, sniff_content
+    from .stream import peek_head
+
+    try:
+        head = peek_head(path, encoding, size=4096)
+    except (OSError, EOFError, InputError, ValueError):
+        return
+    if head.startswith((PDF, ZIP, OLE2)):
+        sniff_content(head, path)
 
 
 _BIB_START = re.compile(rb"@[A-Za-z]+\s*[{(]")
@@ -64,15 +89,21 @@ _BIB_START = re.compile(rb"@[A-Za-z]+\s*[{(]")
 _ENTRY_LINE = re.compile(rb"@[A-Za-z]+\s*[{(]\s*[^\s,{}()]+\s*,")
 #: lines looked at for a BibTeX file's first ``@type{`` after a reference manager's header
 BIB_HEADER_LINES = 20
+#: bytes of ``%`` comment and blank lines looked through for the first entry at most
+BIB_HEADER_MAX = 1 << 22
 #: lines of text (other than ``%`` comments and blank lines) such a header may have
 BIB_HEADER_TEXT = 3
 
 
 def sniff_format(path: str, default: str | None = None, encoding: str | None = None) -> str:
-    """The format of ``path`` (``-`` = stdin) by its first line: ``json`` when it starts
-    with ``[``, or with ``{`` and the first line is not a whole JSON object; ``jsonl`` when
-    it starts with ``{`` otherwise; ``bib`` for ``@type{``, also after a reference
-    manager's header of a few lines (:func:`_bib_after_header`); else ``default`` or ``txt``.
+    """The format of ``path`` (``-`` = stdin) by its first bytes: a feed, PubMed XML, RIS
+    or MEDLINE, or an :class:`InputError` for a document tagger does not read
+    (:func:`tagger.readers.sniff.sniff_content`); ``json`` when it starts with ``[``, or
+    with ``{`` and the first line is not a whole JSON object; ``jsonl`` when it starts with
+    ``{`` otherwise; ``bib`` for ``@type{``, also after a reference manager's header
+    (:func:`_bib_after_header`); else ``default`` or ``txt``.  ``default`` is the format
+    the extension names: ``txt`` and ``xml`` stay themselves only when the content shows
+    none of the formats above.
 
     Reads from standard input and pipes only what the reader then reads again
     (:func:`~tagger.readers.stream.peek_head`); an unreadable file gives ``default`` or
@@ -85,7 +116,21 @@ def sniff_format(path: str, default: str | None = None, encoding: str | None = N
         head = peek_head(path, encoding)
     except (OSError, EOFError, InputError, ValueError):
         return default or "txt"
+    from .sniff import ZIP, sniff_content
+
     start = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if start[:1] == b"<" or start.startswith(ZIP):  # the root element may be lines on; a ZIP's member names
+        try:
+            head = peek_head(path, encoding, size=1 << 16, lines=64 if start[:1] == b"<" else 1 << 20)
+        except (OSError, EOFError, InputError, ValueError):
+            pass
+        start = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if default in (None, "txt", "xml") or start.startswith(b"%PDF"):
+        found = sniff_content(start, path)
+        if found:
+            return found
+    if default in ("txt", "xml"):
+        return "txt"
     if start[:1] == b"[":
         return "json"
     if start[:1] == b"{":
@@ -112,34 +157,45 @@ def sniff_format(path: str, default: str | None = None, encoding: str | None = N
 
 
 def _bib_after_header(path: str, encoding: str | None) -> bool:
-    """Whether a BibTeX entry starts within the first :data:`BIB_HEADER_LINES` lines (4 KiB),
-    after at most :data:`BIB_HEADER_TEXT` lines of other text and then a blank or ``%`` line,
-    its first line an entry's ``@type{key,`` when text came before: the header a reference manager
-    writes ("Automatically generated by Mendeley Desktop", ``% Encoding: UTF-8``), which BibTeX
-    reads as a comment.  Not asked of a terminal (it would wait for 20 typed lines)."""
+    """Whether a BibTeX entry starts after a header of any number of ``%`` comment and blank
+    lines, with at most :data:`BIB_HEADER_TEXT` lines of other text among them and then a
+    blank or ``%`` line, its first line an entry's ``@type{key,`` when text came before: the
+    header a reference manager writes ("Automatically generated by Mendeley Desktop",
+    ``% Encoding: UTF-8``) or a long ``%`` preamble (Beebe's ``tugboat.bib``), which BibTeX
+    reads as a comment.  Looks at :data:`BIB_HEADER_LINES` lines first and further only
+    while the header goes on (up to :data:`BIB_HEADER_MAX` bytes).  Not asked of a terminal
+    (it would wait for 20 typed lines)."""
     import sys
 
     if path == "-" and sys.stdin is not None and sys.stdin.isatty():
         return False
     from .stream import peek_head
 
-    try:
-        head = peek_head(path, encoding, size=4096, lines=BIB_HEADER_LINES)
-    except (OSError, EOFError, InputError, ValueError):
-        return False
-    text, blank_before = 0, True
-    for ln in head.removeprefix(b"\xef\xbb\xbf").split(b"\n")[:BIB_HEADER_LINES]:
-        stripped = ln.strip()
-        if _BIB_START.match(stripped):
-            # an entry's first line (``@type{key,``, or a block) after a blank line or a comment:
-            # not an ``@name{`` inside a paragraph of prose
-            return blank_before and (_ENTRY_LINE.match(stripped) is not None or text == 0)
-        if stripped and not stripped.startswith(b"%"):
-            text += 1
-            if text > BIB_HEADER_TEXT:
-                return False
-        blank_before = not stripped or stripped.startswith(b"%")
-    return False
+    lines, size = BIB_HEADER_LINES, 4096
+    while True:
+        try:
+            head = peek_head(path, encoding, size=size, lines=lines)
+        except (OSError, EOFError, InputError, ValueError):
+            return False
+        whole = head.count(b"\n") < lines and len(head) < size  # the whole input is in head
+        rows = head.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+        if not whole:
+            rows = rows[:-1]  # a line cut short is looked at with the next, longer head
+        text, blank_before = 0, True
+        for ln in rows:
+            stripped = ln.strip()
+            if _BIB_START.match(stripped):
+                # an entry's first line (``@type{key,``, or a block) after a blank line or a comment:
+                # not an ``@name{`` inside a paragraph of prose
+                return blank_before and (_ENTRY_LINE.match(stripped) is not None or text == 0)
+            if stripped and not stripped.startswith(b"%"):
+                text += 1
+                if text > BIB_HEADER_TEXT:
+                    return False
+            blank_before = not stripped or stripped.startswith(b"%")
+        if whole or size >= BIB_HEADER_MAX:
+            return False
+        lines, size = lines * 4, size * 4
 
 
 def open_reader(path: str, fmt: str | None = None, opts: ReadOptions | None = None):

@@ -19,6 +19,26 @@ class FileError(InputError):
 
 #: other names of the default id field ``id``: Zotero's CSV export calls the item key ``Key``
 ID_ALIASES = ("Key",)
+#: the id columns of literature databases' table exports, tried in order (case-insensitively)
+#: when a CSV/TSV has no ``id``: Zotero ``Key``, Scopus ``EID``, Web of Science ``UT``, Lens
+#: ``Lens ID``, Dimensions ``Publication ID``, then IEEE Xplore's (and any export's) ``DOI``
+TABLE_ID_ALIASES = ("Key", "EID", "UT", "UT (Unique WOS ID)", "Lens ID", "Publication ID", "DOI")
+
+
+def find_column(names, wanted: str, aliases=()) -> str | None:
+    """The name among ``names`` that is ``wanted``, else the first of ``aliases`` that is
+    among them, compared case-insensitively (``ABSTRACT``, ``Document title``); None if none."""
+    names = list(names)
+    if wanted in names:
+        return wanted
+    folded = {}
+    for n in names:
+        if isinstance(n, str):
+            folded.setdefault(n.casefold(), n)
+    for a in (wanted, *aliases):
+        if a.casefold() in folded:
+            return folded[a.casefold()]
+    return None
 
 
 @dataclass
@@ -37,13 +57,20 @@ class Record:
     raw: str | None = None
     #: JSON Lines input without an id: the reader added ``fields["id"]``
     id_added: bool = False
+    #: CSV/TSV input without an ``id`` column: the column found to hold the id (``EID``, ``DOI``)
+    id_column: str | None = None
     #: BibTeX input: the entry's own text (``tagger filter`` writes it back as it was)
     entry: str | None = None
+    #: RIS and MEDLINE input: the record's lines as they were, line breaks and the blank
+    #: lines after it included (``tagger filter`` writes them back byte for byte)
+    block: str | None = None
 
     def id(self, id_field: str = "id") -> str:
-        """The record's id: its ``id_field`` value (for the default ``id``, else a Zotero
-        export's ``Key`` column), else ``<file stem>:<n>``."""
+        """The record's id: its ``id_field`` value (for the default ``id``, else the id column
+        the table reader found, else a Zotero export's ``Key`` column), else ``<file stem>:<n>``."""
         v = self.fields.get(id_field)
+        if v in (None, "") and id_field == "id" and self.id_column:
+            v = self.fields.get(self.id_column)
         if v in (None, "") and id_field == "id":
             v = next((self.fields[a] for a in ID_ALIASES if self.fields.get(a) not in (None, "")), None)
         return str(v) if v not in (None, "") else (self.default_id or str(self.n))
@@ -83,9 +110,12 @@ class ReadOptions:
 
 
 #: input formats by file extension (after ``.gz``); ``.json`` and ``.jsonl`` are looked at
-#: further (``tagger.readers.sniff_json``): an array or pretty-printed objects are ``json``
+#: further (``tagger.readers.sniff_format``): an array or pretty-printed objects are ``json``;
+#: ``xml`` is no format of its own: the content tells (a feed, PubMed XML, else an error)
 EXTENSIONS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
-              ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".bib": "bib", ".parquet": "parquet"}
+              ".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".bib": "bib", ".parquet": "parquet",
+              ".ris": "ris", ".nbib": "medline", ".medline": "medline", ".atom": "feed", ".rss": "feed",
+              ".xml": "xml"}
 
 
 def source_stem(path: str) -> str:

@@ -2,8 +2,11 @@
 
 - The text field may be absent, null, NaN (pandas, Parquet) or blank: the record has
   :data:`NO_ABSTRACT` (it is written out untagged with that reason).
-- Without ``--text-field``, a record with no ``abstract`` takes Zotero's ``Abstract Note`` or
-  a plain ``Abstract`` (:data:`TEXT_ALIASES`), and a title from ``Title``; an OpenAlex work,
+- Without ``--text-field``, a record with no ``abstract`` takes the abstract column of a
+  literature database's export, case-insensitively (:data:`TEXT_ALIASES`: Zotero's
+  ``Abstract Note``, ``Abstract``, Web of Science's ``AB``), and without ``--title-field``
+  a title from :data:`TITLE_ALIASES` (``Title``, IEEE Xplore's ``Document Title``, ``TI``);
+  an OpenAlex work,
   whose abstract is an ``abstract_inverted_index`` (word -> positions), has its text rebuilt.
 - A list of strings is joined (Crossref titles are lists); a list of sections with a
   ``text`` (S2ORC ``pdf_parses``, unarXive) gives the sections' texts separated by blank lines.
@@ -15,14 +18,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import InputError
+from .base import InputError, find_column
 
 #: the reason given to records without text
 NO_ABSTRACT = "no abstract"
-#: other names of the default text field ``abstract``, tried in order when it is absent
-TEXT_ALIASES = ("Abstract Note", "Abstract")
-#: other names of the default title field ``title``
-TITLE_ALIASES = ("Title",)
+#: other names of the default text field ``abstract``, tried in order (case-insensitively) when
+#: it is absent: Zotero's ``Abstract Note``, Scopus', IEEE Xplore's, Dimensions' and Lens'
+#: ``Abstract``, Web of Science's ``AB``
+TEXT_ALIASES = ("Abstract Note", "Abstract", "AB")
+#: other names of the default title field ``title``: ``Title`` (Zotero, Scopus, Dimensions,
+#: Lens), IEEE Xplore's ``Document Title``, Web of Science's ``TI`` and ``Article Title``
+TITLE_ALIASES = ("Title", "Document Title", "TI", "Article Title")
 #: OpenAlex's abstract: ``{word: [positions]}``
 INVERTED_INDEX = "abstract_inverted_index"
 #: a file whose first this many records all lack the text field is an error (a wrong
@@ -106,7 +112,7 @@ def document(fields: dict, text_field: str = "abstract", title_field: str = "tit
     doc = Document()
     name = text_field
     if text_field not in fields and text_field == "abstract":
-        name = next((a for a in TEXT_ALIASES if a in fields), text_field)
+        name = find_column(fields, text_field, TEXT_ALIASES) or text_field
     if name in fields:
         v = fields[name]
         if not _is_null(v):
@@ -126,7 +132,7 @@ def document(fields: dict, text_field: str = "abstract", title_field: str = "tit
         doc.text, doc.reason = "", NO_ABSTRACT
     tname = title_field
     if title_field not in fields and title_field == "title":
-        tname = next((a for a in TITLE_ALIASES if a in fields), title_field)
+        tname = find_column(fields, title_field, TITLE_ALIASES) or title_field
     t = fields.get(tname)
     if isinstance(t, str):
         doc.title = t

@@ -13,9 +13,9 @@ class _Lines:
     come through a pipe that has gone silent (so that what was read can be tagged meanwhile)."""
 
     def __init__(self, path: str, encoding: str | None = None, lenient: bool = False,
-                 limit: int | None = MAX_RECORD_SIZE):
+                 limit: int | None = MAX_RECORD_SIZE, ends: bool = False):
         self.path, self.source = path, open_source(path, encoding)
-        self.lenient, self.limit = lenient, limit
+        self.lenient, self.limit, self.ends = lenient, limit, ends
         #: with ``lenient``: line number -> why it is not text (its text is given with
         #: U+FFFD for the bad bytes); the readers make the record it is in a bad record
         self.bad: dict[int, str] = {}
@@ -71,13 +71,13 @@ class _Lines:
                     self.bad[n] = bad.split(": ", 1)[1]
                 if n == 1 and text.startswith("\ufeff"):
                     text = text[1:]
-                yield n, text.rstrip("\r\n")
+                yield n, text if self.ends else text.rstrip("\r\n")
         finally:
             self.source.close()
 
 
 def open_lines(path: str, encoding: str | None = None, lenient: bool = False,
-               limit: int | None = MAX_RECORD_SIZE) -> _Lines:
+               limit: int | None = MAX_RECORD_SIZE, ends: bool = False) -> _Lines:
     """The ``(line_number, text)`` pairs of a text file (``-`` = stdin, gzip data
     decompressed, UTF-8 unless ``encoding`` or a BOM says otherwise), to iterate over once;
     from a pipe, as the lines arrive.
@@ -87,9 +87,10 @@ def open_lines(path: str, encoding: str | None = None, lenient: bool = False,
     naming the line; with ``lenient``, such a line is given (bad bytes as U+FFFD) and noted
     in the reader's ``bad``.  A line longer than ``limit`` bytes (``--max-record-size``) is
     never held in memory: it is such a bad line, given as an empty one.  Line endings are
-    kept off; a BOM is dropped.
+    kept off (with ``ends``: kept, as they were, for readers that write records back byte for
+    byte); a BOM is dropped.
     """
-    return _Lines(path, encoding, lenient, limit)
+    return _Lines(path, encoding, lenient, limit, ends)
 
 
 class LineRecords:

@@ -17,8 +17,8 @@ import csv
 import re
 import sys
 
-from .base import InputError, ReadOptions, Record, source_stem
-from .fields import TEXT_ALIASES
+from .base import ID_ALIASES, TABLE_ID_ALIASES, InputError, ReadOptions, Record, find_column, source_stem
+from .fields import TEXT_ALIASES, TITLE_ALIASES
 from .lines import LineRecords, open_lines
 from .stream import over_limit
 
@@ -89,8 +89,19 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
     else:
         first, header = (start, header, end), [str(i) for i in range(1, len(header) + 1)]
     text = opts.text_field
-    if text not in header and not (text == "abstract" and any(a in header for a in TEXT_ALIASES)):
+    text_col = text if text in header else (find_column(header, text, TEXT_ALIASES) if text == "abstract" else None)
+    if text_col is None:
         raise InputError(missing_column(path, text, header, opts.header))
+    title = opts.title_field
+    title_col = title if title in header else (find_column(header, title, TITLE_ALIASES) if title == "title" else None)
+    id_col = opts.id_field if opts.id_field in header else None
+    alias = None
+    if id_col is None and opts.id_field == "id" and opts.header:
+        alias = id_col = find_column(header, "id", TABLE_ID_ALIASES)
+        if alias in ID_ALIASES:
+            alias = None  # Record.id finds it anyway
+    if opts.header:
+        _name_columns(path, text_col, title_col, id_col)
     n = 0
     for start, row, end in _chain(first, rows):
         bad = next((k for k in range(start, end + 1) if k in lines.bad), None) if lines.bad else None
@@ -104,7 +115,19 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
             yield Record({}, n, at, path, f"{stem}:{n}", err)
             continue
         # the table keeps exactly its own columns; a missing id is only Record.default_id
-        yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}")
+        yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}", id_column=alias)
+
+
+def _name_columns(path: str, text: str, title: str | None, rid: str | None) -> None:
+    """On a terminal (standard error), one line naming the columns read: the abstract's, the
+    title's and the id's (``ids <file stem>:<n>`` without one)."""
+    if sys.stderr is None or not sys.stderr.isatty():
+        return
+    name = "standard input" if path == "-" else path
+    parts = [f"abstract from {text!r}", f"title from {title!r}" if title else "no title column",
+             f"id from {rid!r}" if rid else f"ids {source_stem(path)}:N"]
+    print(f"tagger: {name}: {', '.join(parts)} (--text-field, --title-field, --id-field name others)",
+          file=sys.stderr, flush=True)
 
 
 def _chain(first, rows):

@@ -36,7 +36,8 @@ PER_RECORD_FORMATS = tuple(RENDERERS)
 
 #: output formats by the extension of ``-o`` (after ``.gz``, which compresses)
 OUTPUT_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv",
-                     ".txt": "text", ".bib": "bib", ".parquet": "parquet"}
+                     ".txt": "text", ".bib": "bib", ".parquet": "parquet",
+                     ".ris": "bib", ".nbib": "bib", ".medline": "bib"}
 
 
 class Renderer:
@@ -136,6 +137,10 @@ def format_for_path(path: str) -> str | None:
     return OUTPUT_EXTENSIONS.get(os.path.splitext(name)[1])
 
 
+#: inputs whose records ``tagger filter`` writes back as they were (``-f bib``): one format at a time
+PASS_THROUGH = ({"bib"}, {"ris"}, {"medline"})
+
+
 def default_format(out_format, inputs, target, bib: bool = False):
     """The output format: ``--format``; else, for a file, by its extension (an extension that
     names no format is an error); else (standard output, a device) csv/tsv for a table, with
@@ -145,7 +150,7 @@ def default_format(out_format, inputs, target, bib: bool = False):
     if not target.streams:
         fmt = format_for_path(target.path)
         if fmt is None or (fmt == "bib" and not bib):
-            exts = " ".join(e for e in OUTPUT_EXTENSIONS if e not in (".ndjson", ".bib", ".parquet"))
+            exts = " ".join(e for e in OUTPUT_EXTENSIONS if e not in (".ndjson", ".bib", ".parquet", ".ris", ".nbib", ".medline"))
             more = ", .parquet" + (", .bib" if bib else "")
             raise TaggerError(f"{target.path}: cannot tell the output format from the file name (known: {exts}, "
                               f"each also with .gz{more}); name it with --format")
@@ -155,6 +160,6 @@ def default_format(out_format, inputs, target, bib: bool = False):
         return fmt
     if inputs.table_format:
         return inputs.table_format
-    if bib and set(inputs.formats) == {"bib"}:
+    if bib and set(inputs.formats) in PASS_THROUGH:
         return "bib"
     return "text" if target.is_terminal() else "jsonl"
