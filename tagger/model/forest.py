@@ -22,6 +22,11 @@ right: for an entry ``(feature f, value v)`` those are exactly the splits on ``f
 threshold is below ``v``, a prefix of ``f``'s splits sorted by threshold, found with one
 binary search.  A document costs one step per such split, not one per tree level of every
 tree.
+
+Dense features (a text space's components, :mod:`tagger.model.space`): signed, and every row has a
+value for each.  A forest built with ``n_sparse`` treats the features from that index on as
+dense: their splits may send zero either way, and :meth:`Forest.raw_scores` takes their values
+as a dense array, of which it turns only the columns the trees split on into entries.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ import numpy as np
 
 ARRAYS = ("feature", "threshold", "left", "right", "value", "default_left", "missing_zero",
           "missing_nan", "roots", "tree_output", "bias")
+#: saved when the forest has dense features (absent in older models: all features sparse)
+OPTIONAL = ("n_sparse",)
 
 class Scratch:
     """Work arrays kept between batches.
@@ -66,8 +73,12 @@ class Forest:
     each raw-score column (non-zero only for outputs that could not be trained, e.g. a label
     without positive examples).
 
+    ``n_sparse`` (int or None): features from this index on are dense (see the module
+    docstring); None: every feature is sparse.
+
     Raises ValueError when the arrays do not form such a forest, when a tree has more than
-    64 leaves, or when a split sends zero to the right (see the module docstring).
+    64 leaves, or when a split on a sparse feature sends zero to the right (see the module
+    docstring).
     """
 
     feature: np.ndarray
@@ -81,9 +92,14 @@ class Forest:
     roots: np.ndarray
     tree_output: np.ndarray
     bias: np.ndarray
+    n_sparse: int | None = None
 
     def __post_init__(self):
+        self.n_sparse = None if self.n_sparse is None or int(self.n_sparse) < 0 else int(self.n_sparse)
         self.used_features = np.unique(self.feature[self.feature >= 0]).astype(np.int64)
+        #: the dense features the trees split on (indices into the dense block), in order
+        self.used_dense = (self.used_features[self.used_features >= self.n_sparse] - self.n_sparse
+                           if self.n_sparse is not None else np.zeros(0, np.int64))
         self.is_leaf = self.feature < 0
         self.n_outputs = len(self.bias)
         self._prepare()
@@ -119,7 +135,8 @@ class Forest:
         if T and (self.tree_output.min() < 0 or self.tree_output.max() >= self.n_outputs):
             raise ValueError("a tree adds to an output the forest does not have")
         zero_left = np.where(self.missing_zero, self.default_left, 0.0 <= self.threshold)
-        if np.any(~zero_left[split]):
+        sparse_split = split if self.n_sparse is None else split[self.feature[split] < self.n_sparse]
+        if np.any(~zero_left[sparse_split]):
             raise ValueError("a split sends zero to the right; retrain with `tagger train`")
         tree_of = np.searchsorted(roots, np.arange(n_nodes), side="right") - 1
         # leaves numbered left to right within each tree: count of leaves before a node index
@@ -183,18 +200,27 @@ class Forest:
             self._code_values = np.take_along_axis(self._values, leaf, axis=1)  # (T, width_codes)
             self._code_width = width_codes
 
-    def raw_scores(self, n_rows: int, row, col, value) -> np.ndarray:
+    def raw_scores(self, n_rows: int, row, col, value, dense=None) -> np.ndarray:
         """Raw (log-odds) scores, shape (n_rows, n_outputs), float64.
 
-        The input is a sparse matrix of shape (n_rows, n_features) in coordinate form: the
+        The input is a sparse matrix of shape (n_rows, n_sparse) in coordinate form: the
         non-zero entries ``value[k]`` (float64, > 1e-35: TF-IDF weights) at ``(row[k], col[k])``
         (int arrays; ``col`` indexes the model's features).  Every entry not given is zero.
+        ``dense`` (float array, shape (n_rows, n_dense)) holds the dense features' values, as
+        columns ``n_sparse``, ``n_sparse + 1``, ...; required when the trees split on one.
         """
         out = np.tile(self.bias, (n_rows, 1))
         T = self.n_trees
         if n_rows == 0 or T == 0:
             return out
         row, col, value = np.asarray(row, np.int64), np.asarray(col, np.int64), np.asarray(value, np.float64)
+        if self.used_dense.size:
+            if dense is None:
+                raise ValueError("this forest splits on dense features: pass their values")
+            d = self.used_dense
+            row = np.concatenate([row, np.repeat(np.arange(n_rows, dtype=np.int64), d.size)])
+            col = np.concatenate([col, np.tile(d + self.n_sparse, n_rows)])
+            value = np.concatenate([value, np.asarray(dense, np.float64)[:, d].ravel()])
         if self._col_to_used is None or len(self._col_to_used) <= (col.max(initial=0)):
             size = max(int(col.max(initial=0)) + 1, int(self.used_features.max(initial=0)) + 1)
             self._col_to_used = np.full(size, -1, np.int64)
@@ -259,16 +285,17 @@ class Forest:
 
     def save(self, path) -> None:
         """Write ``trees.npz`` (plain arrays; loaded with ``allow_pickle=False``)."""
+        extra = {"n_sparse": np.int64(self.n_sparse)} if self.n_sparse is not None else {}
         with open(path, "wb") as fh:
-            np.savez_compressed(fh, **{k: getattr(self, k) for k in ARRAYS})
+            np.savez_compressed(fh, **{k: getattr(self, k) for k in ARRAYS}, **extra)
 
     @classmethod
     def load(cls, path) -> "Forest":
         with np.load(path, allow_pickle=False) as z:
-            return cls(**{k: z[k] for k in ARRAYS})
+            return cls(**{k: z[k] for k in ARRAYS}, **{k: int(z[k]) for k in OPTIONAL if k in z.files})
 
 
-def flatten_boosters(dumps: list[tuple[dict, list[int]]], n_outputs: int, bias=None) -> Forest:
+def flatten_boosters(dumps: list[tuple[dict, list[int]]], n_outputs: int, bias=None, n_sparse=None) -> Forest:
     """Build a :class:`Forest` from ``Booster.dump_model()`` dicts.
 
     ``dumps`` is a list of ``(dump, outputs)``: ``outputs[c]`` is the raw-score column of the
@@ -308,4 +335,5 @@ def flatten_boosters(dumps: list[tuple[dict, list[int]]], n_outputs: int, bias=N
         missing_zero=np.array(mzero, dtype=bool), missing_nan=np.array(mnan, dtype=bool),
         roots=np.array(roots, dtype=np.int32), tree_output=np.array(tree_output, dtype=np.int32),
         bias=np.zeros(n_outputs) if bias is None else np.asarray(bias, dtype=np.float64),
+        n_sparse=n_sparse,
     )

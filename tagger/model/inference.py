@@ -72,7 +72,7 @@ class Model:
     ``facets`` is [(facet id, kind, [label ids])]; ``thresholds`` is a float array (L,).
     """
 
-    def __init__(self, path, manifest: dict, features: TfidfFeatures, forest, linear=None, stage2=None):
+    def __init__(self, path, manifest: dict, features: TfidfFeatures, forest, linear=None, stage2=None, space=None):
         import numpy as np
 
         self.path = Path(path)
@@ -83,12 +83,16 @@ class Model:
         self.linear = linear
         #: (W (L, L), b (L,)): the label-dependency second stage (:mod:`tagger.model.stage2`), or None
         self.stage2 = stage2
+        #: the text space (:class:`tagger.model.space.TextSpace`) whose components follow the TF-IDF
+        #: columns, or None
+        self.space = space
         self.labels: list[str] = manifest["labels"]
         self.facets = [(f["id"], f["kind"], f["labels"]) for f in manifest["facets"]]
         self.thresholds = np.array([manifest["thresholds"][lb] for lb in self.labels])
         self._col = {lb: j for j, lb in enumerate(self.labels)}
         self._boosters = {}
         self._WT = None  # the linear base's weights, transposed (n_features, n_outputs), on first use
+        self._WD = None  # the same for the text space's components (k, n_outputs)
 
     # -- loading --------------------------------------------------------------------------
     @classmethod
@@ -121,7 +125,8 @@ class Model:
             forest = Forest.load(path / "trees.npz")
             linear = load_linear(path / "linear.npz") if (path / "linear.npz").exists() else None
             second = load_linear(path / "stage2.npz") if (path / "stage2.npz").exists() else None
-            model = cls(path, manifest, features, forest, linear, second)
+            space = load_space(path, manifest)
+            model = cls(path, manifest, features, forest, linear, second, space)
             model._check_shapes()
         except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, zipfile.BadZipFile) as e:
             raise ModelError(f"{path}: damaged model files ({e}); retrain with `tagger train`") from None
@@ -136,14 +141,32 @@ class Model:
         outs = list(self.manifest["binary_outputs"].values()) + [o for v in self.manifest["exclusive_outputs"].values() for o in v]
         if sorted(outs) != list(range(n_out)) or sorted(self.labels) != sorted(lb for f in self.facets for lb in f[2]):
             raise ValueError("manifest outputs and labels do not match the trees")
-        if self.forest.used_features.size and self.forest.used_features.max() >= self.features.n_features:
+        n_feat = self.n_features
+        if self.forest.used_features.size and self.forest.used_features.max() >= n_feat:
             raise ValueError("trees use features the vocabulary does not have")
-        if self.linear is not None and (self.linear[0].shape != (n_out, self.features.n_features)
+        if self.space is not None and self.forest.n_sparse not in (None, self.features.n_features):
+            raise ValueError("trees.npz does not fit the vocabulary and the text space")
+        if self.linear is not None and (self.linear[0].shape != (n_out, n_feat)
                                         or self.linear[1].shape != (n_out,)):
             raise ValueError("linear.npz does not fit the vocabulary and outputs")
         L = len(self.labels)
         if self.stage2 is not None and (self.stage2[0].shape != (L, L) or self.stage2[1].shape != (L,)):
             raise ValueError("stage2.npz does not fit the labels")
+
+    @property
+    def n_features(self) -> int:
+        """Columns the learners read: the TF-IDF terms, then the text space's components."""
+        return self.features.n_features + (self.space.k if self.space is not None else 0)
+
+    def transform(self, texts) -> "FeatureBatch":
+        """The features of ``texts`` (sequence of str): the TF-IDF rows as a sparse
+        :class:`~tagger.features.FeatureBatch` with, when the model has a text space, its
+        components in ``dense`` (float64, (n, k))."""
+        texts = list(texts)
+        batch = self.features.transform(texts)
+        if self.space is not None:
+            batch.dense = self.space.transform(texts)
+        return batch
 
     # -- scoring --------------------------------------------------------------------------
     def predict_proba(self, texts) -> "np.ndarray":
@@ -167,13 +190,13 @@ class Model:
     def raw_scores(self, texts) -> "np.ndarray":
         """Raw scores (log-odds; logits for exclusive facets), shape (n_texts, n_outputs):
         the linear base plus the trees."""
-        return self.raw_scores_of(self.features.transform(texts))
+        return self.raw_scores_of(self.transform(texts))
 
     def raw_scores_of(self, batch) -> "np.ndarray":
         """:meth:`raw_scores` of a :class:`~tagger.model.features.FeatureBatch` (n_rows, n_outputs)."""
         import numpy as np
 
-        raw = self.forest.raw_scores(batch.n_rows, batch.row, batch.col, batch.value)
+        raw = self.forest.raw_scores(batch.n_rows, batch.row, batch.col, batch.value, batch.dense)
         if self.linear is not None and batch.row.size:
             # sum over each row's entries of value * W[:, col]: numpy gathers, no BLAS (whose
             # threads would spin beside a single-threaded pipeline)
@@ -187,6 +210,10 @@ class Model:
                             out=self._scratch("terms", row.size * self._WT.shape[1], np.float64).reshape(row.size, -1))
             terms *= batch.value[:, None]
             raw[row[starts]] += np.add.reduceat(terms, starts, axis=0)
+        if self.linear is not None and batch.dense is not None:
+            if self._WD is None:
+                self._WD = np.ascontiguousarray(self.linear[0][:, self.features.n_features:].T)
+            raw += batch.dense @ self._WD
         if self.linear is not None:
             raw += self.linear[1]
         return raw
@@ -299,7 +326,7 @@ class Model:
                 texts.append(document_text(r, text_field, title_field))
         if not todo:
             return preds
-        batch = self.features.transform(texts)
+        batch = self.transform(texts)
         decided = self.decide(self.proba_of_raw(self.raw_scores_of(batch)), thresholds, facets)
         for k, i in enumerate(todo):
             reason = not_english_reason(int(batch.n_tokens[k]), int(batch.n_function_words[k]))
@@ -379,6 +406,34 @@ def _taxonomy_difference(manifest: dict, taxonomy) -> str:
         changed = [f.id for f in taxonomy.facets if kinds.get(f.id) != f.kind]
         parts = [f"facet kinds differ: {few(changed)}"] if changed else ["the same labels in another order or facets"]
     return "; ".join(parts)
+
+
+def load_space(path, manifest: dict):
+    """The text space a model was trained with (:class:`tagger.model.space.TextSpace`), or None.
+
+    ``manifest["space"]`` says where it is (``"model"``: the model directory's ``space/``;
+    ``"package"``: the packaged ``models/space``) and its sha256, which must match the
+    space's ``SHA256`` file: a model trained against another space is refused ("please
+    retrain"), as its trees would read other components.
+    """
+    info = manifest.get("space")
+    if not info:
+        return None
+    from ..resources import packaged
+    from .space import SpaceError, TextSpace, recorded_sha256
+
+    where = Path(path) / "space" if info.get("location") == "model" else packaged("models") / "space"
+    try:
+        sha = recorded_sha256(where)
+    except SpaceError as e:
+        raise ModelError(f"{path}: the model's text space is missing ({e}); please retrain with `tagger train`") from None
+    if sha != info.get("sha256"):
+        raise ModelError(f"{path}: the model was trained with text space {str(info.get('sha256'))[:12]}, but {where} "
+                         f"holds {sha[:12]}: please retrain with `tagger train`")
+    try:
+        return TextSpace.load(where)
+    except SpaceError as e:
+        raise ModelError(f"{path}: {e}") from None
 
 
 def load_linear(path):

@@ -83,7 +83,9 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
     (a :class:`tagger.model.forest.Forest`) into a temporary sibling of ``out_dir``, then swap it in.
 
     Files not produced by training (e.g. a model card ``README.md`` written by
-    ``tagger evaluate --card``) are carried over from the old directory.
+    ``tagger evaluate --card``) are carried over from the old directory, and so is a text
+    space in its ``space/`` (the packaged model directory holds the packaged space).  A model
+    whose space's ``location`` is ``"model"`` gets a copy of that space in ``space/``.
     """
     out = Path(out_dir)
     check_out_dir(out)
@@ -104,6 +106,11 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
             save_linear(tmp / "linear.npz", *fm.linear)
         if getattr(fm, "stage2", None) is not None:
             save_linear(tmp / "stage2.npz", *fm.stage2)
+        space = getattr(fm, "space", None)
+        if space is not None and getattr(space, "location", "package") == "model":
+            shutil.copytree(space.source, tmp / "space")
+        elif (out / "space").is_dir():
+            shutil.copytree(out / "space", tmp / "space")
         with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, ensure_ascii=False, indent=1, sort_keys=True)
             fh.write("\n")

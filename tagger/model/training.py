@@ -85,6 +85,7 @@ class FittedModel:
     n_outputs: int
     linear: tuple = None  # (W (n_outputs, n_features), b (n_outputs,)): the linear base
     stage2: tuple = None  # (W (L, L), b (L,)): the label-dependency second stage (tagger.model.stage2)
+    space: object = None  # the text space (tagger.model.space.TextSpace) whose components follow the terms
 
 
 def _linear_base(X, y, folds, C=LINEAR_C):
@@ -108,13 +109,15 @@ def _linear_base(X, y, folds, C=LINEAR_C):
 
 
 def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_params=None,
-        linear=True) -> FittedModel:
+        linear=True, space=None) -> FittedModel:
     """Fit TF-IDF and the boosters on ``texts`` (list of str) and ``Y`` (n, L) int.
 
     Binary boosters per label of a multi-label facet; one multiclass booster (classes: none,
     then the facet's labels) per exclusive facet.  A label with no positive example gets no
     booster and a constant raw score of -30 (probability ~1e-13).  ``linear`` (default True)
     gives every binary label's trees the logistic-regression base of :data:`LINEAR_C`.
+    ``space`` (a :class:`tagger.model.space.TextSpace`, fitted without labels) adds its ``k`` dense
+    components after the TF-IDF columns, for the linear base and the trees alike.
     """
     import lightgbm as lgb
     import numpy as np
@@ -124,6 +127,10 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
     p = {**LGBM_PARAMS, **(params or {})}
     feats, X = fit_tfidf(texts, tfidf_params)
     X = X.astype(np.float64).tocsr()
+    if space is not None:
+        import scipy.sparse as sp
+
+        X = sp.hstack([X, sp.csr_matrix(space.transform(texts))], format="csr")
     labels = taxonomy.label_ids
     inner = stratified_folds(Y, LINEAR_FOLDS, seed=1) if linear and len(texts) >= 2 * LINEAR_FOLDS else None
     n_out = len(labels) + sum(1 for f in taxonomy.facets if f.kind == "exclusive")
@@ -171,26 +178,32 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
                 booster_outputs[stem] = [out]
     assert len(bias) == n_out
     return FittedModel(feats, boosters, binary_outputs, exclusive_outputs, booster_outputs, bias, len(bias),
-                       (W, b_lin) if inner is not None else None)
+                       (W, b_lin) if inner is not None else None, space=space)
+
+
+def forest_of(fm: FittedModel):
+    """The numpy :class:`~tagger.forest.Forest` of a :class:`FittedModel`'s boosters."""
+    from .forest import flatten_boosters
+
+    return flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
+                            fm.n_outputs, fm.bias, fm.features.n_features if fm.space is not None else None)
 
 
 def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
     """Probabilities (n, L) of a :class:`FittedModel` through the numpy path (no files)."""
     import numpy as np
 
-    from .forest import flatten_boosters
-
-    forest = flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
-                              fm.n_outputs, fm.bias)
+    forest = forest_of(fm)
     manifest = _layout_manifest(fm, taxonomy)
-    m = Model(".", manifest, fm.features, forest, fm.linear, fm.stage2)
+    m = Model(".", manifest, fm.features, forest, fm.linear, fm.stage2, fm.space)
     if set(fm.features.extra) - LABEL_TIME_EXTRAS:  # no label-time analyzer for these: scikit-learn's transform
         from .features import FeatureBatch
 
         X = fm.features._sklearn.transform(texts).tocoo()
         o = np.lexsort((X.col, X.row))
         batch = FeatureBatch(X.shape[0], X.row[o].astype(np.int64), X.col[o].astype(np.int64), X.data[o],
-                             np.zeros(X.shape[0], np.int64), np.zeros(X.shape[0], np.int64))
+                             np.zeros(X.shape[0], np.int64), np.zeros(X.shape[0], np.int64),
+                             fm.space.transform(texts) if fm.space is not None else None)
         return m.proba_of_raw(m.raw_scores_of(batch))
     return m.predict_proba(texts)
 
@@ -206,6 +219,8 @@ def _layout_manifest(fm: FittedModel, taxonomy: Taxonomy, thresholds=None) -> di
         "thresholds": thresholds or {lb: DEFAULT_THRESHOLD for lb in taxonomy.label_ids},
         "booster_files": {**{lb: f"{lb.replace(':', '__')}.txt.gz" for lb in fm.binary_outputs},
                           **{lb.id: f"{f.id}.txt.gz" for f in taxonomy.facets if f.kind == "exclusive" for lb in f.labels}},
+        **({"space": {"sha256": fm.space.sha256, "kind": fm.space.kind, "k": fm.space.k,
+                      "location": getattr(fm.space, "location", "package")}} if fm.space is not None else {}),
     }
 
 
@@ -264,14 +279,14 @@ def stratified_folds(Y, k: int, seed: int = 0):
 
 
 def out_of_fold_proba(texts, Y, taxonomy, k=THRESHOLD_FOLDS, seed=0, params=None, num_rounds=NUM_ROUNDS,
-                      tfidf_params=None, progress=None):
+                      tfidf_params=None, progress=None, space=None):
     """Out-of-fold probabilities (n, L): each row scored by a model fitted without it
     (features and boosters refitted inside every training fold)."""
     import numpy as np
 
     P = np.zeros(Y.shape)
     for n, (tr, te) in enumerate(stratified_folds(Y, k, seed)):
-        fm = fit([texts[i] for i in tr], Y[tr], taxonomy, params, num_rounds, tfidf_params)
+        fm = fit([texts[i] for i in tr], Y[tr], taxonomy, params, num_rounds, tfidf_params, space=space)
         P[te] = fitted_proba(fm, taxonomy, [texts[i] for i in te])
         if progress:
             progress(n + 1, k)
@@ -311,7 +326,7 @@ def created_time() -> str:
 
 def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_ROUNDS,
           tfidf_params=None, threshold_folds=THRESHOLD_FOLDS, progress=None, created=None,
-          stage2=STAGE2) -> dict:
+          stage2=STAGE2, space=None) -> dict:
     """Train on hand-tagged ``records`` and write the model directory ``out_dir`` atomically.
 
     ``progress(done, total, what)``, if given, is called after each step (each fold of the
@@ -323,11 +338,13 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     (:mod:`tagger.model.stage2`) is fitted on those out-of-fold probabilities, and the thresholds
     are tuned on its cross-fitted scores instead.  The directory is built in a temporary
     sibling and swapped in by rename, so an interrupted run leaves the old model intact.
-    Returns the manifest.
+    ``space``: a :class:`tagger.model.space.TextSpace` whose components the learners read beside the
+    terms (None: none).  Its ``location`` attribute, ``"package"`` (the packaged
+    ``models/space``, referred to) or ``"model"`` (copied into ``out_dir/space``), goes into
+    the manifest with its sha256.  Returns the manifest.
     """
     import importlib.metadata as md
 
-    from .forest import flatten_boosters
     from ..text import document_text
 
     texts = [document_text(r) for r in records]
@@ -342,7 +359,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
 
     if tuning:
         P = out_of_fold_proba(texts, Y, taxonomy, threshold_folds, 0, params, num_rounds, tfidf_params,
-                              lambda n, k: step(n, f"out-of-fold pass, fold {n} of {k}"))
+                              lambda n, k: step(n, f"out-of-fold pass, fold {n} of {k}"), space)
         second = None
         if stage2:
             from . import stage2 as st2
@@ -356,14 +373,13 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     else:
         thresholds = taxonomy.thresholds(DEFAULT_THRESHOLD)
         facet_th, second = {}, None
-    fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params)
+    fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params, space=space)
     fm.stage2 = second
     if set(fm.features.extra) - LABEL_TIME_EXTRAS:
         raise ValueError(f"features {sorted(set(fm.features.extra) - LABEL_TIME_EXTRAS)} are for screening only "
                          "(no label-time analyzer): a model with them cannot be saved")
     step(steps, f"final model on all {len(records)} abstracts")
-    forest = flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
-                              fm.n_outputs, fm.bias)
+    forest = forest_of(fm)
     manifest = _layout_manifest(fm, taxonomy, thresholds)
     from .. import __version__
 

@@ -1,0 +1,334 @@
+"""A text space learned from unlabelled abstracts: what words mean, from how they are used.
+
+A :class:`TextSpace` maps a text to ``k`` dense, signed components.  It is learned without
+labels from pools of abstracts (``tagger space build``) and is independent of any taxonomy, so
+one space serves every model: the linear base and the LightGBM boosters read its components
+beside the model's own TF-IDF terms (:mod:`tagger.model.training`).
+
+What a space holds (a directory, package data under ``models/space/``):
+
+``space.json``
+    its own vocabulary (``terms``: stemmed unigrams, the column order), their ``idf``, the stop
+    words, the kind (``lsa``, ``ppmi`` or ``lsa+ppmi``), ``blocks`` and the build settings;
+``components.npy``
+    float16 array, shape (n_terms, k), memory-mapped when loaded (no pickle);
+``SHA256``
+    the sha256 of the two files above (:func:`space_sha256`), which a model records: loading
+    reads this line instead of hashing 20 MB.
+
+A text's components: its TF-IDF row over the space's vocabulary (``tf = 1 + ln(count)``, the
+space's idf, unit L2 norm, as :mod:`tagger.model.features` computes for the model's terms) times
+``components``, each block of columns then scaled to unit L2 norm (a text with no vocabulary
+term gets zeros).  Kinds:
+
+* ``lsa``: latent semantic analysis, the top ``k`` right singular vectors of the pools' TF-IDF
+  matrix (scikit-learn's ``TruncatedSVD``, randomized, fixed seed; Deerwester et al. 1990);
+* ``ppmi``: word vectors from a truncated SVD of the positive pointwise-mutual-information
+  matrix of words and their contexts (window ``WINDOW`` either side, context distribution
+  smoothed by ``CDS_ALPHA``, vectors ``U * sqrt(S)``, rows unit length), pooled per text with
+  its TF-IDF weights (Levy, Goldberg & Dagan 2015, "Improving distributional similarity with
+  lessons learned from word embeddings", TACL 3);
+* ``lsa+ppmi``: both, ``k / 2`` columns each, each block normalised on its own.
+
+The space's stems are its own: snowballstemmer's English stemmer (PyStemmer), at build and at
+label time alike, so no nltk is needed and the two always agree.
+Built twice from the same pools on the same machine and library versions, the files are
+byte-identical (one BLAS thread during the build, fixed seeds, sorted vocabulary).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+#: version of the space format and projection; a model records its space's sha256 and this
+SPACE_FORMAT = 1
+KINDS = ("lsa", "ppmi", "lsa+ppmi")
+#: defaults of ``tagger space build``: 40,000 terms x 256 components = 10.2 million float16
+#: values (20 MB), within the package's size budget
+DEFAULT_K = 256
+MAX_TERMS = 40_000
+MIN_DF = 5
+MAX_DF = 0.5
+WINDOW = 5
+CDS_ALPHA = 0.75
+SEED = 0
+FILES = ("space.json", "components.npy")
+
+
+class SpaceError(ValueError):
+    """A space directory that cannot be read (missing file, wrong shape, other format)."""
+
+
+class TextSpace:
+    """A fitted text space (see the module docstring).
+
+    Attributes
+    ----------
+    features : TfidfFeatures
+        The space's own vocabulary and idf (unigrams; stop words; no stem exceptions).
+    components : ndarray, shape (n_terms, k), float16
+    blocks : list of (start, end)
+        Column ranges normalised separately.
+    kind : str
+    sha256 : str
+        Of ``space.json`` and ``components.npy`` as stored; models record it.
+    """
+
+    def __init__(self, features, components, blocks, kind: str, meta: dict | None = None, sha256: str = ""):
+        if components.ndim != 2 or components.shape[0] != len(features.terms):
+            raise SpaceError(f"components of shape {components.shape} do not fit {len(features.terms)} terms")
+        self.features, self.components, self.blocks, self.kind = features, components, list(blocks), kind
+        self.meta, self.sha256 = dict(meta or {}), sha256
+        self._scratch = None
+
+    @property
+    def k(self) -> int:
+        return int(self.components.shape[1])
+
+    @property
+    def names(self) -> list[str]:
+        """Feature names of the components (``~lsa0``, ``~ppmi3``, ...), as models list them."""
+        out = []
+        kinds = self.kind.split("+")
+        for (a, b), kd in zip(self.blocks, kinds):
+            out += [f"~{kd}{i}" for i in range(b - a)]
+        return out
+
+    # -- projection ----------------------------------------------------------------------
+    def project(self, batch) -> "np.ndarray":
+        """Components of a :class:`~tagger.model.features.FeatureBatch` over the space's
+        vocabulary: float64 array, shape (batch.n_rows, k)."""
+        import numpy as np
+
+        Z = np.zeros((batch.n_rows, self.k))
+        if batch.row.size:
+            row = batch.row
+            starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))  # row is sorted
+            terms = self.components[batch.col].astype(np.float64)
+            terms *= batch.value[:, None]
+            Z[row[starts]] = np.add.reduceat(terms, starts, axis=0)
+        for a, b in self.blocks:
+            norm = np.sqrt(np.einsum("ij,ij->i", Z[:, a:b], Z[:, a:b]))
+            norm[norm == 0] = 1.0
+            Z[:, a:b] /= norm[:, None]
+        return Z
+
+    def transform(self, texts) -> "np.ndarray":
+        """Components of ``texts`` (sequence of str): float64, shape (n_texts, k)."""
+        return self.project(self.features.transform(list(texts)))
+
+    # -- files ---------------------------------------------------------------------------
+    def save(self, out_dir) -> str:
+        """Write ``space.json`` and ``components.npy`` into ``out_dir``; returns the sha256."""
+        import numpy as np
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        f = self.features
+        data = {"format": SPACE_FORMAT, "kind": self.kind, "k": self.k, "blocks": self.blocks,
+                "terms": f.terms, "idf": f.idf, "stop_words": f.stop_words, **self.meta}
+        (out / "space.json").write_text(json.dumps(data, ensure_ascii=False, sort_keys=True,
+                                                   separators=(",", ":")) + "\n", encoding="utf-8")
+        np.save(out / "components.npy", np.ascontiguousarray(self.components, dtype=np.float16),
+                allow_pickle=False)
+        self.sha256 = space_sha256(out)
+        (out / "SHA256").write_text(self.sha256 + "\n", encoding="ascii")
+        return self.sha256
+
+    @classmethod
+    def load(cls, path) -> "TextSpace":
+        """Read a space directory; the components are memory-mapped.  Raises :class:`SpaceError`."""
+        import numpy as np
+
+        from .features import TfidfFeatures
+
+        p = Path(path)
+        try:
+            data = json.loads((p / "space.json").read_text(encoding="utf-8"))
+            comp = np.load(p / "components.npy", mmap_mode="r", allow_pickle=False)
+        except FileNotFoundError as e:
+            raise SpaceError(f"{p}: not a text space ({Path(e.filename).name} is missing)") from None
+        except (OSError, ValueError) as e:
+            raise SpaceError(f"{p}: unreadable text space ({e})") from None
+        if data.get("format") != SPACE_FORMAT:
+            raise SpaceError(f"{p}: text space format {data.get('format')} (this tagger reads {SPACE_FORMAT}); "
+                             "rebuild it with `tagger space build`")
+        feats = TfidfFeatures(terms=data["terms"], idf=data["idf"], stop_words=data["stop_words"],
+                              stem_exceptions={}, ngram_max=1, sublinear_tf=True, stem=True)
+        meta = {k: v for k, v in data.items() if k not in ("format", "kind", "k", "blocks", "terms", "idf", "stop_words")}
+        return cls(feats, comp, [tuple(b) for b in data["blocks"]], data["kind"], meta, recorded_sha256(p))
+
+
+def recorded_sha256(path) -> str:
+    """The sha256 a space directory's ``SHA256`` file records; raises :class:`SpaceError`."""
+    try:
+        sha = (Path(path) / "SHA256").read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        raise SpaceError(f"{path}: not a text space (no readable SHA256 file)") from None
+    if len(sha) != 64:
+        raise SpaceError(f"{path}/SHA256: not a sha256")
+    return sha
+
+
+def space_sha256(path) -> str:
+    """sha256 (hex) over the space's files, in :data:`FILES` order, each as stored."""
+    h = hashlib.sha256()
+    for name in FILES:
+        h.update(name.encode() + b"\0")
+        with open(Path(path) / name, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+# -- building --------------------------------------------------------------------------------
+def _stem_sequences(texts, progress=None):
+    """Stems of each text's kept tokens (space stemmer, scikit-learn's stop words): list of lists."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from ..text import Analyzer
+    from .stemming import label_time_stemmer
+
+    stop = sorted(ENGLISH_STOP_WORDS)
+    an = Analyzer(stem=label_time_stemmer({}), stop_words=stop, ngram_max=1)
+    out = []
+    for i, t in enumerate(texts):
+        out.append(an.stems(t))
+        if progress and i % 5000 == 0:
+            progress(i, len(texts), "reading")
+    return out, stop
+
+
+def _vocabulary(seqs, max_terms, min_df, max_df):
+    """Terms (sorted by document frequency, then alphabetically) and their document frequencies."""
+    from collections import Counter
+
+    df = Counter()
+    for s in seqs:
+        df.update(set(s))
+    n = len(seqs)
+    ok = [(c, t) for t, c in df.items() if c >= min_df and c <= max_df * n]
+    ok.sort(key=lambda x: (-x[0], x[1]))
+    ok = ok[:max_terms]
+    return [t for _, t in ok], [c for c, _ in ok]
+
+
+def _id_sequences(seqs, terms):
+    """Each text's stems as int32 vocabulary ids (terms outside the vocabulary dropped): the
+    flat id array and each text's length."""
+    import numpy as np
+
+    index = {t: j for j, t in enumerate(terms)}
+    lens = np.zeros(len(seqs), dtype=np.int64)
+    flat = []
+    for i, s in enumerate(seqs):
+        ids = [index[w] for w in s if w in index]
+        lens[i] = len(ids)
+        flat += ids
+    return np.asarray(flat, dtype=np.int64), lens
+
+
+def _tfidf_matrix(ids, lens, n_terms, idf):
+    """CSR (n_texts, n_terms) float64: 1 + ln(count), times idf, unit L2 rows."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    n = len(lens)
+    doc = np.repeat(np.arange(n), lens)
+    key = doc * n_terms + ids
+    key, counts = np.unique(key, return_counts=True)
+    row, col = key // n_terms, key % n_terms
+    val = (np.log(counts) + 1.0) * idf[col]
+    norm = np.sqrt(np.bincount(row, weights=val * val, minlength=n))
+    val /= norm[row]
+    return sp.csr_matrix((val, (row, col)), shape=(n, n_terms))
+
+
+def _lsa(X, k):
+    from sklearn.decomposition import TruncatedSVD
+
+    svd = TruncatedSVD(n_components=k, algorithm="randomized", n_iter=5, random_state=SEED)
+    svd.fit(X)
+    return svd.components_.T  # (n_terms, k)
+
+
+def _ppmi(ids, lens, n_terms, k, progress=None):
+    """Word vectors (n_terms, k) from the SVD of the PPMI word-context matrix."""
+    import numpy as np
+    import scipy.sparse as sp
+    from sklearn.utils.extmath import randomized_svd
+
+    doc = np.repeat(np.arange(len(lens)), lens)
+    C = sp.csr_matrix((n_terms, n_terms), dtype=np.float64)
+    chunk = 20_000_000
+    for d in range(1, WINDOW + 1):
+        for a in range(0, max(len(ids) - d, 0), chunk):
+            b = min(a + chunk, len(ids) - d)
+            ok = doc[a:b] == doc[a + d:b + d]
+            w, c = ids[a:b][ok], ids[a + d:b + d][ok]
+            key, cnt = np.unique(w * n_terms + c, return_counts=True)
+            M = sp.csr_matrix((cnt.astype(np.float64), (key // n_terms, key % n_terms)), shape=(n_terms, n_terms))
+            C = C + M + M.T
+        if progress:
+            progress(d, WINDOW, "counting contexts")
+    C = C.tocoo()
+    total = C.data.sum()
+    pw = np.asarray(C.sum(axis=1)).ravel() / total
+    cc = np.asarray(C.sum(axis=0)).ravel() ** CDS_ALPHA
+    pc = cc / cc.sum()
+    pmi = np.log(C.data / total) - np.log(pw[C.row]) - np.log(pc[C.col])
+    keep = pmi > 0
+    P = sp.csr_matrix((pmi[keep], (C.row[keep], C.col[keep])), shape=(n_terms, n_terms))
+    U, S, _ = randomized_svd(P, k, n_iter=5, random_state=SEED)
+    W = U * np.sqrt(S)
+    # deterministic signs: the largest entry of each column positive
+    sign = np.sign(W[np.abs(W).argmax(axis=0), np.arange(W.shape[1])])
+    W *= sign
+    norm = np.linalg.norm(W, axis=1, keepdims=True)
+    norm[norm == 0] = 1.0
+    return W / norm
+
+
+def build_space(texts, k: int = DEFAULT_K, kind: str = "lsa", max_terms: int = MAX_TERMS, min_df: int = MIN_DF,
+                max_df: float = MAX_DF, progress=None) -> TextSpace:
+    """Learn a :class:`TextSpace` from ``texts`` (list of str, unlabelled).
+
+    ``kind`` is one of :data:`KINDS`; ``k`` the number of components (for ``lsa+ppmi``, half
+    each).  ``progress(done, total, what)`` is called now and then.  Memory: about 10 GB for
+    the 370,000 abstracts of the four arXiv pools.  Raises ValueError for an unknown kind or
+    too few texts for ``k``.
+    """
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from .features import TfidfFeatures
+
+    if kind not in KINDS:
+        raise ValueError(f"unknown kind of text space {kind!r}; choose one of {', '.join(KINDS)}")
+    seqs, stop = _stem_sequences(texts, progress)
+    terms, df = _vocabulary(seqs, max_terms, min_df, max_df)
+    if len(terms) <= k or len(texts) <= k:
+        raise ValueError(f"{len(texts)} texts with {len(terms)} terms are too few for {k} components")
+    n = len(texts)
+    idf = np.log((1 + n) / (1 + np.asarray(df, dtype=np.float64))) + 1.0
+    ids, lens = _id_sequences(seqs, terms)
+    del seqs
+    parts = []
+    with threadpool_limits(1):  # one BLAS thread: byte-identical builds
+        if "lsa" in kind:
+            if progress:
+                progress(0, 1, "LSA")
+            parts.append(_lsa(_tfidf_matrix(ids, lens, len(terms), idf), k if kind == "lsa" else k // 2))
+        if "ppmi" in kind:
+            parts.append(_ppmi(ids, lens, len(terms), k if kind == "ppmi" else k - k // 2, progress))
+    blocks, a = [], 0
+    for p in parts:
+        blocks.append((a, a + p.shape[1]))
+        a += p.shape[1]
+    comp = np.hstack(parts).astype(np.float16)
+    feats = TfidfFeatures(terms=terms, idf=[float(v) for v in idf], stop_words=stop, stem_exceptions={},
+                          ngram_max=1, sublinear_tf=True, stem=True)
+    meta = {"texts": n, "min_df": min_df, "max_df": max_df, "window": WINDOW, "cds_alpha": CDS_ALPHA, "seed": SEED}
+    return TextSpace(feats, comp, blocks, kind, meta)
