@@ -159,7 +159,7 @@ class FeatureBatch:
     n_function_words: "np.ndarray"
     #: a text space's components of the same texts, float64 (n_rows, k), or None
     #: (:meth:`tagger.model.Model.transform` sets it)
-    dense: "np.ndarray | None" = None
+    components: "np.ndarray | None" = None
 
     def dense(self, n_features: int):
         """Dense float64 array, shape (n_rows, n_features)."""

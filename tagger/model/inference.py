@@ -161,11 +161,11 @@ class Model:
     def transform(self, texts) -> "FeatureBatch":
         """The features of ``texts`` (sequence of str): the TF-IDF rows as a sparse
         :class:`~tagger.features.FeatureBatch` with, when the model has a text space, its
-        components in ``dense`` (float64, (n, k))."""
+        components in ``components`` (float64, (n, k))."""
         texts = list(texts)
         batch = self.features.transform(texts)
         if self.space is not None:
-            batch.dense = self.space.transform(texts)
+            batch.components = self.space.transform(texts)
         return batch
 
     # -- scoring --------------------------------------------------------------------------
@@ -196,7 +196,7 @@ class Model:
         """:meth:`raw_scores` of a :class:`~tagger.model.features.FeatureBatch` (n_rows, n_outputs)."""
         import numpy as np
 
-        raw = self.forest.raw_scores(batch.n_rows, batch.row, batch.col, batch.value, batch.dense)
+        raw = self.forest.raw_scores(batch.n_rows, batch.row, batch.col, batch.value, batch.components)
         if self.linear is not None and batch.row.size:
             # sum over each row's entries of value * W[:, col]: numpy gathers, no BLAS (whose
             # threads would spin beside a single-threaded pipeline)
@@ -210,10 +210,10 @@ class Model:
                             out=self._scratch("terms", row.size * self._WT.shape[1], np.float64).reshape(row.size, -1))
             terms *= batch.value[:, None]
             raw[row[starts]] += np.add.reduceat(terms, starts, axis=0)
-        if self.linear is not None and batch.dense is not None:
+        if self.linear is not None and batch.components is not None:
             if self._WD is None:
                 self._WD = np.ascontiguousarray(self.linear[0][:, self.features.n_features:].T)
-            raw += batch.dense @ self._WD
+            raw += batch.components @ self._WD
         if self.linear is not None:
             raw += self.linear[1]
         return raw

@@ -81,7 +81,9 @@ class TextSpace:
             raise SpaceError(f"components of shape {components.shape} do not fit {len(features.terms)} terms")
         self.features, self.components, self.blocks, self.kind = features, components, list(blocks), kind
         self.meta, self.sha256 = dict(meta or {}), sha256
-        self._scratch = None
+        #: where a model trained with this space finds it: "package" (the packaged
+        #: models/space) or "model" (a copy of ``source``, a directory, in the model's space/)
+        self.location, self.source = "package", None
 
     @property
     def k(self) -> int:
@@ -158,7 +160,9 @@ class TextSpace:
         feats = TfidfFeatures(terms=data["terms"], idf=data["idf"], stop_words=data["stop_words"],
                               stem_exceptions={}, ngram_max=1, sublinear_tf=True, stem=True)
         meta = {k: v for k, v in data.items() if k not in ("format", "kind", "k", "blocks", "terms", "idf", "stop_words")}
-        return cls(feats, comp, [tuple(b) for b in data["blocks"]], data["kind"], meta, recorded_sha256(p))
+        space = cls(feats, comp, [tuple(b) for b in data["blocks"]], data["kind"], meta, recorded_sha256(p))
+        space.source = p
+        return space
 
 
 def recorded_sha256(path) -> str:

@@ -1,0 +1,162 @@
+"""The text space (tagger.model.space): built without labels, byte-identical, projected exactly,
+read by both learners, and tied to the models trained with it."""
+import json
+import random
+import shutil
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tagger.model.space import KINDS, SpaceError, TextSpace, build_space, space_sha256
+
+TOPICS = {
+    "vision": "image pixel convolution segmentation camera detection object scene",
+    "language": "sentence token translation corpus parsing grammar word dialogue",
+    "physics": "quantum spin lattice superconductor magnetic phase electron field",
+    "biology": "protein gene cell sequence expression tissue mutation genome",
+}
+
+
+def pool(n=240, seed=0):
+    """A generated pool: texts mixing a topic's words with common words (no labels)."""
+    rng = random.Random(seed)
+    common = "method result model data study analysis approach show propose experiment".split()
+    out = []
+    for i in range(n):
+        topic = list(TOPICS.values())[i % len(TOPICS)].split()
+        words = [rng.choice(topic) for _ in range(25)] + [rng.choice(common) for _ in range(10)]
+        rng.shuffle(words)
+        out.append(" ".join(words) + ".")
+    return out
+
+
+@pytest.fixture(scope="module")
+def texts():
+    return pool()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_built_twice_byte_identical(tmp_path, texts, kind):
+    a = build_space(texts, k=8, kind=kind, min_df=2)
+    b = build_space(texts, k=8, kind=kind, min_df=2)
+    sha_a, sha_b = a.save(tmp_path / "a"), b.save(tmp_path / "b")
+    assert sha_a == sha_b == space_sha256(tmp_path / "a")
+    for name in ("space.json", "components.npy", "SHA256"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    loaded = TextSpace.load(tmp_path / "a")
+    assert loaded.k == 8 and loaded.kind == kind and loaded.components.dtype == np.float16
+    assert isinstance(loaded.components, np.memmap)  # memory-mapped, not read whole
+    assert sum(b - a for a, b in loaded.blocks) == 8
+
+
+def test_space_separates_topics(tmp_path, texts):
+    """Texts of one topic lie closer to each other than to another topic's (the space learned
+    what words go together, from no label)."""
+    sp = build_space(texts, k=8, kind="lsa", min_df=2)
+    Z = sp.transform(texts)
+    same = float(np.mean([Z[i] @ Z[i + 4] for i in range(0, 200, 4)]))
+    other = float(np.mean([Z[i] @ Z[i + 1] for i in range(0, 200, 4)]))
+    assert same > 0.8 and other < 0.5
+
+
+def test_unknown_kind_and_too_few_texts(texts):
+    with pytest.raises(ValueError, match="unknown kind"):
+        build_space(texts, kind="word2vec")
+    with pytest.raises(ValueError, match="too few"):
+        build_space(texts[:5], k=8, min_df=1)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, texts):
+    d = tmp_path_factory.mktemp("space")
+    build_space(texts, k=8, kind="lsa+ppmi", min_df=2).save(d)
+    return TextSpace.load(d)
+
+
+WORDS = sorted({w for v in TOPICS.values() for w in v.split()} | {"the", "of", "zebra", "42"})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join), min_size=1, max_size=8))
+def test_projection_equals_scipy_product(built, docs):
+    """Label-time projection = scipy's sparse TF-IDF row times the components, each block
+    scaled to unit length (zero rows stay zero)."""
+    Z = built.transform(docs)
+    X = built.features.transform_csr(docs)
+    want = np.asarray(X @ np.asarray(built.components, dtype=np.float64))
+    for a, b in built.blocks:
+        n = np.linalg.norm(want[:, a:b], axis=1, keepdims=True)
+        n[n == 0] = 1.0
+        want[:, a:b] /= n
+    assert Z.shape == (len(docs), built.k)
+    assert np.abs(Z - want).max() < 1e-12
+
+
+def test_load_errors(tmp_path, built):
+    with pytest.raises(SpaceError, match="not a text space"):
+        TextSpace.load(tmp_path)
+    d = tmp_path / "s"
+    shutil.copytree(built_dir(built), d)
+    data = json.loads((d / "space.json").read_text())
+    data["format"] = 99
+    (d / "space.json").write_text(json.dumps(data))
+    with pytest.raises(SpaceError, match="rebuild it"):
+        TextSpace.load(d)
+
+
+def built_dir(space):
+    return space.source
+
+
+def small_records(n=160, seed=1):
+    rng = random.Random(seed)
+    labels = {"vision": "modality:image", "language": "modality:text", "physics": "contribution:theory",
+              "biology": "modality:molecular"}
+    texts = pool(n, seed)
+    out = []
+    for i, t in enumerate(texts):
+        topic = list(TOPICS)[i % len(TOPICS)]
+        out.append({"id": f"r{i}", "title": "", "abstract": t,
+                    "labels": [labels[topic], rng.choice(["contribution:method", "contribution:analysis"])]})
+    return out
+
+
+def test_model_with_space_trains_loads_and_refuses_another_space(tmp_path, texts):
+    from tagger.model import Model, ModelError
+    from tagger.model.training import train
+    from tagger.taxonomy import load_taxonomy
+    from tagger.resources import packaged
+
+    tax = load_taxonomy(packaged("taxonomy.yaml"))
+    sp_dir = tmp_path / "myspace"
+    build_space(texts, k=8, kind="lsa", min_df=2).save(sp_dir)
+    space = TextSpace.load(sp_dir)
+    space.location, space.source = "model", sp_dir
+    out = tmp_path / "m"
+    recs = small_records()
+    manifest = train(recs, tax, out, num_rounds=5, threshold_folds=0, space=space)
+    assert manifest["space"]["sha256"] == space.sha256 and manifest["space"]["location"] == "model"
+    assert (out / "space" / "components.npy").read_bytes() == (sp_dir / "components.npy").read_bytes()
+    m = Model.load(out)
+    assert m.space is not None and m.n_features == m.features.n_features + 8
+    assert m.forest.n_sparse == m.features.n_features
+    P = m.predict_proba([r["abstract"] for r in recs[:8]])
+    assert P.shape == (8, len(m.labels)) and np.all((P >= 0) & (P <= 1))
+    # the trees' raw scores equal LightGBM's on the concatenated features
+    import scipy.sparse as sparse
+
+    docs = [r["abstract"] for r in recs[:20]]
+    X = sparse.hstack([m.features.transform_csr(docs), sparse.csr_matrix(m.space.transform(docs))], format="csr")
+    batch = m.transform(docs)
+    trees = m.forest.raw_scores(batch.n_rows, batch.row, batch.col, batch.value, batch.components)
+    out_col = m.manifest["binary_outputs"]["modality:image"]
+    assert np.abs(trees[:, out_col] - m.booster("modality:image").predict(X, raw_score=True)).max() < 1e-9
+    # another space in its place: please retrain
+    build_space(pool(240, seed=5), k=8, kind="lsa", min_df=2).save(out / "space")
+    with pytest.raises(ModelError, match="please retrain"):
+        Model.load(out)
+    shutil.rmtree(out / "space")
+    with pytest.raises(ModelError, match="text space is missing"):
+        Model.load(out)
