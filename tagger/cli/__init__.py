@@ -25,7 +25,7 @@ import sys
 import click
 
 from . import (  # noqa: F401  (register the commands)
-    annotate, bib, corpus, corpus_agreement, corpus_merge, evaluate, filter, info, label, taxonomy, train,
+    annotate, bib, corpus, corpus_agreement, corpus_merge, evaluate, filter, info, label, space, taxonomy, train,
 )
 from ._app import cli
 from ._common import quiet_broken_pipe

@@ -21,8 +21,12 @@ from ._common import Progress, exit_code
 @click.option("--folds", type=click.IntRange(0), default=5, show_default=True,
               help="Folds of the out-of-fold pass that tunes per-label thresholds (0: no tuning).")
 @click.option("--rounds", type=click.IntRange(1), default=None, help="Boosting rounds per label [default: the model's].")
+@click.option("--space", "space_dir", metavar="DIR|none", default=None,
+              help="Text space whose components the model reads beside its terms: a directory written by "
+                   "`tagger space build` (copied into the model directory), or none [default: the packaged "
+                   "space, models/space].")
 @exit_code
-def train(corpus, taxonomy, out, folds, rounds):
+def train(corpus, taxonomy, out, folds, rounds, space_dir):
     """Train TF-IDF + LightGBM models on a hand-tagged corpus and write a model directory.
 
     Per-label thresholds are tuned on out-of-fold scores; a `threshold:` in the taxonomy (of a
@@ -48,16 +52,24 @@ def train(corpus, taxonomy, out, folds, rounds):
     if folds > len(records) // 2:
         raise TaggerError(f"--folds {folds} is too many for {len(records)} examples (at most {len(records) // 2})")
     from ..model.modeldir import check_out_dir
+    from ..model.space import resolve_training_space
 
     check_out_dir(out)
+    space = resolve_training_space(space_dir, out)
     steps = Progress("training")
     try:
-        manifest = train_model(records, tax, out, num_rounds=rounds or NUM_ROUNDS, threshold_folds=folds, progress=steps)
+        manifest = train_model(records, tax, out, num_rounds=rounds or NUM_ROUNDS, threshold_folds=folds, progress=steps,
+                               space=space)
     finally:
         steps.close()
     figs = manifest.get("figures", {}).get("out_of_fold", {})
     click.echo(f"trained {plural(len(manifest['labels']), 'label')} on {manifest['corpus_size']} abstracts "
-               f"({manifest['n_features']} features, {manifest['n_trees']} trees) -> {out}")
+               f"({manifest['n_features']} terms{space_note(manifest)}, {manifest['n_trees']} trees) -> {out}")
     if figs:
         click.echo(f"out-of-fold F1 (micro/macro): {figs['all']['f1_micro']:.3f} / {figs['all']['f1_macro']:.3f}")
     return 0
+
+
+def space_note(manifest: dict) -> str:
+    sp = manifest.get("space")
+    return f" and {sp['k']} text-space components" if sp else ""

@@ -409,31 +409,16 @@ def _taxonomy_difference(manifest: dict, taxonomy) -> str:
 
 
 def load_space(path, manifest: dict):
-    """The text space a model was trained with (:class:`tagger.model.space.TextSpace`), or None.
-
-    ``manifest["space"]`` says where it is (``"model"``: the model directory's ``space/``;
-    ``"package"``: the packaged ``models/space``) and its sha256, which must match the
-    space's ``SHA256`` file: a model trained against another space is refused ("please
-    retrain"), as its trees would read other components.
-    """
-    info = manifest.get("space")
-    if not info:
+    """The text space a model was trained with, or None (:func:`tagger.model.space.space_for_model`);
+    raises :class:`ModelError` ("please retrain") when it is missing or another space."""
+    if not manifest.get("space"):
         return None
-    from ..resources import packaged
-    from .space import SpaceError, TextSpace, recorded_sha256
+    from .space import SpaceError, space_for_model
 
-    where = Path(path) / "space" if info.get("location") == "model" else packaged("models") / "space"
     try:
-        sha = recorded_sha256(where)
+        return space_for_model(path, manifest["space"])
     except SpaceError as e:
-        raise ModelError(f"{path}: the model's text space is missing ({e}); please retrain with `tagger train`") from None
-    if sha != info.get("sha256"):
-        raise ModelError(f"{path}: the model was trained with text space {str(info.get('sha256'))[:12]}, but {where} "
-                         f"holds {sha[:12]}: please retrain with `tagger train`")
-    try:
-        return TextSpace.load(where)
-    except SpaceError as e:
-        raise ModelError(f"{path}: {e}") from None
+        raise ModelError(str(e)) from None
 
 
 def load_linear(path):

@@ -42,6 +42,8 @@ import hashlib
 import json
 from pathlib import Path
 
+from ..errors import TaggerError
+
 #: version of the space format and projection; a model records its space's sha256 and this
 SPACE_FORMAT = 1
 KINDS = ("lsa", "ppmi", "lsa+ppmi")
@@ -57,7 +59,7 @@ SEED = 0
 FILES = ("space.json", "components.npy")
 
 
-class SpaceError(ValueError):
+class SpaceError(TaggerError, ValueError):
     """A space directory that cannot be read (missing file, wrong shape, other format)."""
 
 
@@ -165,6 +167,50 @@ class TextSpace:
         return space
 
 
+def space_for_model(model_dir, info: dict) -> TextSpace:
+    """The space a model's manifest names (``info`` = ``manifest["space"]``): ``location``
+    ``"model"`` is the model directory's ``space/``, ``"package"`` the packaged
+    ``models/space``; its ``SHA256`` must be ``info["sha256"]``, as a model's trees read the
+    components of the space it was trained with.  Raises :class:`SpaceError` saying to retrain."""
+    from ..resources import packaged
+
+    where = Path(model_dir) / "space" if info.get("location") == "model" else packaged("models") / "space"
+    try:
+        sha = recorded_sha256(where)
+    except SpaceError as e:
+        raise SpaceError(f"{model_dir}: the model's text space is missing ({e}); please retrain with "
+                         "`tagger train`") from None
+    if sha != info.get("sha256"):
+        raise SpaceError(f"{model_dir}: the model was trained with text space {str(info.get('sha256'))[:12]}, "
+                         f"but {where} holds {sha[:12]}: please retrain with `tagger train`")
+    space = TextSpace.load(where)
+    space.location = info.get("location", "package")
+    return space
+
+
+def resolve_training_space(option: str | None, out_dir) -> TextSpace | None:
+    """The space ``tagger train --space`` names: None for ``none``; the packaged
+    ``models/space`` when no option is given (None when the package has none); else the
+    directory, copied into the model directory (``location`` ``"model"``) unless it is the
+    packaged space.  Raises :class:`SpaceError` for a directory that is no space."""
+    from ..resources import packaged
+
+    pkg = packaged("models") / "space"
+    if option is not None and option.lower() == "none":
+        return None
+    if option is None:
+        if not (pkg / "SHA256").is_file():
+            return None
+        option = str(pkg)
+    space = TextSpace.load(option)
+    same = Path(option).resolve() == pkg.resolve()
+    space.location = "package" if same else "model"
+    if not same and Path(option).resolve() == (Path(out_dir) / "space").resolve():
+        raise SpaceError(f"{option}: the space to train with lies inside the model directory {out_dir}, "
+                         "which training replaces; build it elsewhere")
+    return space
+
+
 def recorded_sha256(path) -> str:
     """The sha256 a space directory's ``SHA256`` file records; raises :class:`SpaceError`."""
     try:
@@ -200,8 +246,8 @@ def _stem_sequences(texts, progress=None):
     out = []
     for i, t in enumerate(texts):
         out.append(an.stems(t))
-        if progress and i % 5000 == 0:
-            progress(i, len(texts), "reading")
+        if progress and (i % 5000 == 0 or i == len(texts) - 1):
+            progress(i + 1, len(texts), "stemming")
     return out, stop
 
 
@@ -323,7 +369,7 @@ def build_space(texts, k: int = DEFAULT_K, kind: str = "lsa", max_terms: int = M
     with threadpool_limits(1):  # one BLAS thread: byte-identical builds
         if "lsa" in kind:
             if progress:
-                progress(0, 1, "LSA")
+                progress(0, 1, "LSA (truncated SVD)")
             parts.append(_lsa(_tfidf_matrix(ids, lens, len(terms), idf), k if kind == "lsa" else k // 2))
         if "ppmi" in kind:
             parts.append(_ppmi(ids, lens, len(terms), k if kind == "ppmi" else k - k // 2, progress))
