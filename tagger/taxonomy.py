@@ -276,3 +276,22 @@ def from_model_manifest(manifest: dict) -> Taxonomy:
                                       for lb in f["labels"]))
                    for f in manifest["facets"])
     return Taxonomy(name=manifest.get("taxonomy_name", "model"), facets=facets, path="(model manifest)")
+
+
+def difference_from_model(manifest: dict, taxonomy: "Taxonomy") -> str:
+    """What differs between a model's facets and labels (its manifest) and ``taxonomy``'s, in a few words."""
+    have = list(manifest.get("labels", []))
+    want = taxonomy.label_ids
+    new = [lb for lb in want if lb not in have]
+    gone = [lb for lb in have if lb not in want]
+
+    def few(ids):
+        return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+    parts = ([f"labels only in the taxonomy: {few(new)}"] if new else []) + (
+        [f"labels only in the model: {few(gone)}"] if gone else [])
+    if not parts:
+        kinds = {f["id"]: f.get("kind") for f in manifest.get("facets", [])}
+        changed = [f.id for f in taxonomy.facets if kinds.get(f.id) != f.kind]
+        parts = [f"facet kinds differ: {few(changed)}"] if changed else ["the same labels in another order or facets"]
+    return "; ".join(parts)

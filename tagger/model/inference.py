@@ -28,7 +28,7 @@ from pathlib import Path
 from .abstain import MIN_WORDS, not_english_reason, too_short_reason
 from ..errors import TaggerError
 from .features import TfidfFeatures
-from ..taxonomy import Taxonomy
+from ..taxonomy import Taxonomy, difference_from_model
 
 MODEL_FORMAT = 1
 DEFAULT_THRESHOLD = 0.5
@@ -118,7 +118,7 @@ class Model:
         check_feature_version(path, manifest)
         if taxonomy is not None and manifest.get("taxonomy_fingerprint") != taxonomy.fingerprint():
             raise ModelError(f"{path}: model was trained for another taxonomy than {taxonomy.path} "
-                             f"({_taxonomy_difference(manifest, taxonomy)}): retrain with "
+                             f"({difference_from_model(manifest, taxonomy)}): retrain with "
                              f"`tagger train --taxonomy {taxonomy.path}`")
         try:
             features = TfidfFeatures.from_json(json.loads((path / "features.json").read_text(encoding="utf-8")))
@@ -387,25 +387,6 @@ def check_feature_version(path, manifest: dict) -> None:
             return ", ".join(f"{k} {v.get(k)}" for k in sorted(set(mine) | set(v))) if isinstance(v, dict) else repr(v)
         raise ModelError(f"{path}: model built with feature version ({show(theirs)}), but this tagger computes "
                          f"({show(mine)}): please retrain with `tagger train`")
-
-
-def _taxonomy_difference(manifest: dict, taxonomy) -> str:
-    """What differs between the model's facets and labels and a taxonomy's, in a few words."""
-    have = list(manifest.get("labels", []))
-    want = taxonomy.label_ids
-    new = [lb for lb in want if lb not in have]
-    gone = [lb for lb in have if lb not in want]
-
-    def few(ids):
-        return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-
-    parts = ([f"labels only in the taxonomy: {few(new)}"] if new else []) + (
-        [f"labels only in the model: {few(gone)}"] if gone else [])
-    if not parts:
-        kinds = {f["id"]: f.get("kind") for f in manifest.get("facets", [])}
-        changed = [f.id for f in taxonomy.facets if kinds.get(f.id) != f.kind]
-        parts = [f"facet kinds differ: {few(changed)}"] if changed else ["the same labels in another order or facets"]
-    return "; ".join(parts)
 
 
 def load_space(path, manifest: dict):
