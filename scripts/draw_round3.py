@@ -232,7 +232,7 @@ def bib_entries(path):
 
 
 def bib_outside(shared, repo, n):
-    from tagger.abstain import abstain_reason
+    from tagger.model.abstain import abstain_reason
     known = {(r["file"], r["key"]) for r in map(json.loads, open(repo / "fixtures" / "bib-eval.jsonl"))}
     rng = random.Random(SEED + 13)
     per_file = []

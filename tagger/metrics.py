@@ -148,3 +148,31 @@ def confused_pairs(Y, T, taxonomy, top: int = 20) -> list[dict]:
         out += [(int(counts[a, b]), a, b) for a in cols for b in cols if a != b and counts[a, b] > 0]
     out.sort(key=lambda x: (-x[0], x[1], x[2]))
     return [{"predicted": labels[a], "gold": labels[b], "documents": n} for n, a, b in out[:top]]
+
+
+def paired_bootstrap(Y, A, B, n_boot: int = 1000, seed: int = 0) -> dict:
+    """Micro-F1 of decisions ``A`` minus that of ``B`` against ``Y`` (all (n, L) 0/1), with a
+    95% paired bootstrap interval: documents resampled with replacement ``n_boot`` times
+    (Efron & Tibshirani 1993), both systems scored on the same resample.  Returns
+    ``{"diff", "lo", "hi", "documents"}`` (floats rounded to 4 places)."""
+    import numpy as np
+
+    Y, A, B = (np.asarray(x, dtype=np.int64) for x in (Y, A, B))
+    n = len(Y)
+    if n == 0:
+        return {"diff": 0.0, "lo": 0.0, "hi": 0.0, "documents": 0}
+
+    def counts(D):  # per document: true positives and predicted + actual positives
+        return (D & Y).sum(axis=1), D.sum(axis=1) + Y.sum(axis=1)
+
+    (ta, sa), (tb, sb) = counts(A), counts(B)
+
+    def f1(tp, s):
+        tot = s.sum(axis=-1)
+        return np.where(tot > 0, 2 * tp.sum(axis=-1) / np.maximum(tot, 1), 0.0)
+
+    diff = float(f1(ta, sa) - f1(tb, sb))
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+    d = f1(ta[idx], sa[idx]) - f1(tb[idx], sb[idx])
+    lo, hi = np.percentile(d, [2.5, 97.5])
+    return {"diff": round(diff, 4), "lo": round(float(lo), 4), "hi": round(float(hi), 4), "documents": int(n)}

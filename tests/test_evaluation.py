@@ -79,12 +79,19 @@ def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sam
     assert "== bib-eval: entries of real .bib files, never trained on: 6 documents, scored by a model trained" in text
     heads = [ln[3:].split(":")[0] for ln in text.splitlines() if ln.startswith("== ")]
     assert heads == (["whole corpus"] + [f"sample {s}" for s in t["samples"]] + [f"era {e}" for e in eras]
-                     + ["bib-eval"])
+                     + ["bib-eval", "tagger minus peer, micro-F1 [95% paired bootstrap interval]"])
+    # the pinned peers ran on the same folds; the tagger's lead over each, with its interval
+    assert set(small_cv["comparisons"]) == {"plain_lr", "svm"}
+    for peer, c in small_cv["comparisons"].items():
+        assert small_cv[peer]["all"]["all"]["documents"] == n and small_cv[peer]["bib_eval"]["all"]["documents"] == 6
+        assert set(c) >= {"corpus", "bib-eval"} and c["corpus"]["documents"] == n
+        got = t["all"]["all"]["f1_micro"] - small_cv[peer]["all"]["all"]["f1_micro"]
+        assert abs(c["corpus"]["diff"] - got) < 2e-4 and c["corpus"]["lo"] <= c["corpus"]["diff"] <= c["corpus"]["hi"]
     assert f"== era 2010-2018: {eras['2010-2018']} documents\n" in text
     section = text.split("== bib-eval")[1].split("\n\n")
     rows = {tuple(ln.split()[:2]) for ln in section[0].splitlines()[2:]}
     assert ("all", "tagger") in rows and ("baseline", f"{b['bib_eval']['all']['f1_micro']:.4f}") in rows
-    assert section[1].startswith("bib-eval: 6 entries of 1 .bib file")  # the note, last
+    assert section[1].startswith("bib-eval: 6 entries of 1 .bib file")  # the note, after the tables
     tb = f"{t['bib_eval']['all']['f1_micro']:.3f} / {b['bib_eval']['all']['f1_micro']:.3f}"
     from tagger.evaluation.report import model_card
 

@@ -131,3 +131,54 @@ def test_forest_refuses_what_the_engine_cannot_score():
     arrays["left"][0], arrays["right"][0] = 2, 1   # children swapped: not depth-first, left first
     with pytest.raises(ValueError, match="depth-first"):
         Forest(**arrays)
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 6))
+def test_dense_signed_features_equal_lightgbm(seed, n_dense):
+    """Trees over sparse TF-IDF-like columns plus dense signed ones (a text space's
+    components, every row a value, zeros and negatives included): the numpy forest equals
+    ``Booster.predict`` to 1e-9."""
+    import lightgbm as lgb
+    import scipy.sparse as sp
+
+    from tagger.model.forest import Forest, flatten_boosters
+
+    rng = np.random.default_rng(seed)
+    n, ns = 300, 30
+    Xs = sp.random(n, ns, density=0.15, random_state=seed, format="csr")
+    D = rng.normal(size=(n, n_dense))
+    D[: 10] = 0.0  # a text with no term of the space: all components zero
+    X = sp.hstack([Xs, sp.csr_matrix(D)], format="csr")
+    y = ((D[:, 0] + 3 * Xs[:, 1].toarray().ravel() + rng.normal(size=n) * 0.3) > 0.1).astype(float)
+    if y.min() == y.max():
+        y[0] = 1 - y[0]
+    b = lgb.train({"objective": "binary", "num_leaves": 8, "verbose": -1, "min_data_in_leaf": 3, "max_bin": 15,
+                   "num_threads": 1, "deterministic": True}, lgb.Dataset(X, y), 20)
+    f = flatten_boosters([(b.dump_model(), [0])], 1, n_sparse=ns)
+    c = Xs.tocoo()
+    o = np.lexsort((c.col, c.row))
+    got = f.raw_scores(n, c.row[o], c.col[o], c.data[o], D)[:, 0]
+    assert np.abs(got - b.predict(X, raw_score=True)).max() < 1e-9
+    with pytest.raises(ValueError, match="dense"):
+        if f.used_dense.size:
+            f.raw_scores(n, c.row[o], c.col[o], c.data[o])
+        else:
+            raise ValueError("dense")
+
+
+def test_dense_forest_round_trips_and_old_forests_stay_sparse(tmp_path, small_model_dir):
+    from tagger.model.forest import Forest
+
+    old = Forest.load(small_model_dir / "trees.npz")
+    assert old.n_sparse is None and old.used_dense.size == 0
+    old.n_sparse = None
+    f = Forest(**{k: getattr(old, k) for k in ("feature", "threshold", "left", "right", "value", "default_left",
+                                              "missing_zero", "missing_nan", "roots", "tree_output", "bias")},
+               n_sparse=int(old.feature.max()) + 1)
+    f.save(tmp_path / "t.npz")
+    assert Forest.load(tmp_path / "t.npz").n_sparse == f.n_sparse

@@ -17,7 +17,11 @@ from ._common import Progress, exit_code, model_options
               help="Hand-tagged corpus to cross-validate on.")
 @click.option("--test", "test_file", metavar="FILE", help="Instead: score the trained model on this hand-tagged file.")
 @click.option("--folds", "-k", type=click.IntRange(2), default=5, show_default=True, help="Cross-validation folds.")
-@click.option("--baseline", is_flag=True, help="Also run the logistic-regression baseline on the same folds.")
+@click.option("--baseline", is_flag=True, help="Also run the tuned logistic-regression baseline and the two pinned "
+              "peers (plain TF-IDF + LR, a LinearSVC) on the same folds, with paired bootstrap intervals.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the folds.")
+@click.option("--space", "space_dir", metavar="DIR|none", default=None,
+              help="Text space the tagger reads, as for `tagger train` [default: the packaged one].")
 @click.option("--json", "json_out", metavar="FILE", help="Write all figures as JSON.")
 @click.option("--per-label", metavar="FILE", help="Write the per-label table (TSV).")
 @click.option("--card", metavar="DIR", help="Write the model card DIR/README.md from these figures.")
@@ -32,9 +36,8 @@ from ._common import Progress, exit_code, model_options
 @click.option("--no-bib-eval", is_flag=True, help="Leave the bib-eval set out.")
 @model_options
 @exit_code
-def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, html_out, learning_curve, bib_eval_file,
-             no_bib_eval, model,
-             taxonomy):
+def evaluate(corpus, test_file, folds, baseline, seed, space_dir, json_out, per_label, card, html_out, learning_curve,
+             bib_eval_file, no_bib_eval, model, taxonomy):
     """Cross-validated precision, recall and F1 (micro, macro, samples), per facet and label."""
     import json
 
@@ -83,10 +86,13 @@ def evaluate(corpus, test_file, folds, baseline, json_out, per_label, card, html
     if test_file:
         result = evaluate_model(Model.load(model_dir(model), tax), records, tax, bib_eval, note)
     else:
+        from ..model.space import resolve_training_space
+
+        space = resolve_training_space(space_dir, None)
         steps = Progress(f"{folds}-fold cross-validation")
         try:
-            result = cross_validate(records, tax, k=folds, baseline=baseline, progress=steps, bib_eval=bib_eval,
-                                    bib_eval_note=note)
+            result = cross_validate(records, tax, k=folds, seed=seed, baseline=baseline, progress=steps,
+                                    bib_eval=bib_eval, bib_eval_note=note, space=space)
         finally:
             steps.close()
     if learning_curve:

@@ -2,7 +2,8 @@
 
 ``fixtures/bib-eval.jsonl`` holds one JSON object per line: ``file`` (a ``.bib`` file relative to
 the shared folder's ``bib/``, e.g. ``real/foo.bib``), ``key`` (the entry key), ``labels`` and
-``annotator``; the abstracts may not be committed, so they are read from the shared folder when
+``annotator``, and ``part`` (``ml`` or ``outside-ml``: the paper's field as the annotator
+read it; figures are reported per part too); the abstracts may not be committed, so they are read from the shared folder when
 it is there: ``$TAGGER_SHARED``, else ``shared/`` beside the repository that holds the
 bib-eval file (the way ``tests/conftest.py`` finds it).  Title and abstract of each entry are
 what the pre-commit hook gives the model (:func:`tagger.bib.read_records`).
@@ -106,5 +107,6 @@ def load_bib_eval(path, taxonomy, *, other_taxonomy_skips: bool = False) -> tupl
         if ent is None:
             raise TaggerError(f"{where}: {f} has no entry {r['key']!r} with an abstract")
         out.append({"id": f"{r['file']}#{r['key']}", "title": ent["title"], "abstract": ent["abstract"],
-                    "labels": r["labels"], "annotator": r["annotator"], "sample": "bib-eval"})
+                    "labels": r["labels"], "annotator": r["annotator"], "sample": "bib-eval",
+                    **({"part": r["part"]} if r.get("part") else {})})
     return out, f"bib-eval: {plural(len(out), 'entry', 'entries')} of {plural(len(files), '.bib file')} under {shared / 'bib'}"

@@ -128,7 +128,7 @@ def _best_f1(y, p) -> float:
 
 def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False, params=None,
                    num_rounds=NUM_ROUNDS, tfidf_params=None, progress=None, bib_eval=None,
-                   bib_eval_note=None, stage2=STAGE2) -> dict:
+                   bib_eval_note=None, stage2=STAGE2, space=None) -> dict:
     """k-fold cross-validation of the tagger (and optionally the LR baseline).
 
     Returns ``{"folds": k, "documents": n, "tagger": {"all": figures, "uniform": figures,
@@ -145,6 +145,14 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     a ``THRESHOLD_FOLDS``-fold out-of-fold pass), the baseline likewise; ``bib_eval_note``
     (str) is carried into the result as ``bib_eval.note``.  ``stage2``: with the
     label-dependency second stage, fitted inside each training fold as ``tagger train`` does.
+    ``space``: the text space the tagger reads (fitted once, without labels, on pools that
+    hold the corpus's texts: unsupervised, so not refitted per fold).
+
+    With ``baseline``, the two pinned peers of :mod:`tagger.evaluation.peers` (``plain_lr``,
+    ``svm``) run on the same folds too (decisions only: their ``P`` is their 0/1 decision),
+    and ``comparisons`` holds, per peer and part, the tagger's micro-F1 minus the peer's with
+    a 95% paired bootstrap interval (:func:`tagger.metrics.paired_bootstrap`).  Bib-eval
+    records with a ``part`` (``ml``, ``outside-ml``) are also reported per part.
     """
     import numpy as np
 
@@ -153,7 +161,10 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     texts = [document_text(r) for r in records]
     Y = label_matrix(records, taxonomy.label_ids)
     uniform = np.array([r.get("sample") == "uniform" for r in records])
-    systems = ["tagger"] + (["baseline"] if baseline else [])
+    from .peers import PEERS
+
+    peers = list(PEERS) if baseline else []
+    systems = ["tagger"] + (["baseline"] if baseline else []) + peers
     P = {s: np.zeros(Y.shape) for s in systems}
     T = {s: np.zeros(Y.shape, dtype=np.int8) for s in systems}
     th_sum = {s: np.zeros(Y.shape[1]) for s in systems}
@@ -162,8 +173,9 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     done = 0
     for fold, (tr, te) in enumerate(folds, 1):
         tr_texts = [texts[i] for i in tr]
-        Pin = out_of_fold_proba(tr_texts, Y[tr], taxonomy, inner_k, seed + 1, params, num_rounds, tfidf_params)
-        fm = fit(tr_texts, Y[tr], taxonomy, params, num_rounds, tfidf_params)
+        Pin = out_of_fold_proba(tr_texts, Y[tr], taxonomy, inner_k, seed + 1, params, num_rounds, tfidf_params,
+                                space=space)
+        fm = fit(tr_texts, Y[tr], taxonomy, params, num_rounds, tfidf_params, space=space)
         if stage2:  # fitted on the inner out-of-fold scores; thresholds on its cross-fitted ones
             fm.stage2 = st2.fit(Pin, Y[tr])
             Pin = st2.crossfit(Pin, Y[tr], stratified_folds(Y[tr], inner_k, seed + 7))
@@ -182,6 +194,12 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
             done += 1
             if progress:
                 report_progress(progress, done, steps, f"fold {fold} of {k}: baseline")
+        for peer in peers:
+            T[peer][te] = PEERS[peer](tr_texts, Y[tr], [texts[i] for i in te])
+            P[peer][te] = T[peer][te]
+            done += 1
+            if progress:
+                report_progress(progress, done, steps, f"fold {fold} of {k}: {peer}")
     out = {"folds": k, "documents": len(records), "uniform_documents": int(uniform.sum())}
     masks = parts(records)
     for s in systems:
@@ -194,26 +212,72 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
         }
         _add_drawn(out[s], Y, P[s], T[s], out[s]["thresholds_mean"], taxonomy)
     out["bib_eval"] = {"documents": len(bib_eval) if bib_eval else 0, "note": bib_eval_note}
+    Tb = {}
     if bib_eval:
         bt = [document_text(r) for r in bib_eval]
         Yb = label_matrix(bib_eval, taxonomy.label_ids)
-        Pin = out_of_fold_proba(texts, Y, taxonomy, THRESHOLD_FOLDS, seed + 1, params, num_rounds, tfidf_params)
-        fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params)
+        Pin = out_of_fold_proba(texts, Y, taxonomy, THRESHOLD_FOLDS, seed + 1, params, num_rounds, tfidf_params,
+                                space=space)
+        fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params, space=space)
         if stage2:
             fm.stage2 = st2.fit(Pin, Y)
             Pin = st2.crossfit(Pin, Y, stratified_folds(Y, THRESHOLD_FOLDS, 7))
         thresholds, _ = tune_thresholds(Y, Pin, taxonomy)
         Pb = fitted_proba(fm, taxonomy, bt)
-        out["tagger"]["bib_eval"] = figures(Yb, Pb, decide(Pb, thresholds, taxonomy), taxonomy)
+        Tb["tagger"] = decide(Pb, thresholds, taxonomy)
+        out["tagger"]["bib_eval"] = figures(Yb, Pb, Tb["tagger"], taxonomy)
         done += 1
         if progress:
             report_progress(progress, done, steps, "bib-eval entries: tagger")
         if baseline:
             Pbb, thb = _baseline_fit_score(texts, Y, bt, taxonomy, inner_k, seed, tfidf_params)
-            out["baseline"]["bib_eval"] = figures(Yb, Pbb, decide(Pbb, thb, taxonomy), taxonomy)
+            Tb["baseline"] = decide(Pbb, thb, taxonomy)
+            out["baseline"]["bib_eval"] = figures(Yb, Pbb, Tb["baseline"], taxonomy)
             done += 1
             if progress:
                 report_progress(progress, done, steps, "bib-eval entries: baseline")
+        for peer in peers:
+            Tb[peer] = PEERS[peer](texts, Y, bt)
+            out[peer]["bib_eval"] = figures(Yb, Tb[peer], Tb[peer], taxonomy)
+            done += 1
+            if progress:
+                report_progress(progress, done, steps, f"bib-eval entries: {peer}")
+        scores = {"tagger": Pb, **({"baseline": Pbb} if baseline else {})}
+        for name, D in Tb.items():
+            out[name]["bib_eval_parts"] = {part: figures(Yb, scores.get(name, D), D, taxonomy, m)
+                                           for part, m in bib_parts(bib_eval).items()}
+    if peers:
+        out["comparisons"] = _comparisons(Y, T, masks, peers, Yb if bib_eval else None, Tb,
+                                          bib_parts(bib_eval) if bib_eval else {}, seed)
+    return out
+
+
+def bib_parts(bib_eval) -> dict:
+    """Row masks of the bib-eval records by ``part`` (``ml``, ``outside-ml``): ``{part: mask}``."""
+    import numpy as np
+
+    names = [r.get("part") for r in bib_eval]
+    return {p: np.array([n == p for n in names]) for p in ("ml", "outside-ml") if names.count(p) > 1}
+
+
+def _comparisons(Y, T, masks, peers, Yb, Tb, bparts, seed) -> dict:
+    """Per peer: ``{part: {"diff", "lo", "hi"}}``, the tagger's micro-F1 minus the peer's on the
+    whole corpus, each sample and era, bib-eval and its parts (95% paired bootstrap)."""
+    import numpy as np
+
+    from ..metrics import paired_bootstrap
+
+    out = {}
+    for peer in peers:
+        c = {"corpus": paired_bootstrap(Y, T["tagger"], T[peer], seed=seed)}
+        for kind in ("samples", "eras"):
+            for name, m in masks[kind].items():
+                c[name] = paired_bootstrap(Y[m], T["tagger"][m], T[peer][m], seed=seed)
+        if Yb is not None and peer in Tb:
+            c["bib-eval"] = paired_bootstrap(Yb, Tb["tagger"], Tb[peer], seed=seed)
+            for name, m in bparts.items():
+                c[f"bib-eval {name}"] = paired_bootstrap(Yb[m], Tb["tagger"][m], Tb[peer][m], seed=seed)
+        out[peer] = c
     return out
 
 

@@ -15,7 +15,7 @@ from html import escape
 
 from ..errors import TaggerError
 
-SYSTEM_COLOURS = {"tagger": "#2b6cb0", "baseline": "#a0aec0"}
+SYSTEM_COLOURS = {"tagger": "#2b6cb0", "baseline": "#a0aec0", "plain_lr": "#dd6b20", "svm": "#38a169"}
 LINE_COLOURS = ("#2b6cb0", "#2c9c8f", "#d69e2e", "#9f7aea", "#e53e3e", "#718096", "#38a169")
 MARK = "#dd6b20"
 BAR = 190  # pixels of a bar at 1.0
@@ -232,7 +232,7 @@ def render_html(result: dict, taxonomy, title: str = "") -> str:
     optionally ``baseline``, ``samples``/``eras``/``bib_eval`` or ``uniform`` blocks, and a
     ``learning_curve`` list as :func:`load_learning_curve` returns).  ``taxonomy`` gives the
     facets and label order; ``title`` names what was evaluated."""
-    systems = [s for s in ("tagger", "baseline") if result.get(s)]
+    systems = [s for s in SYSTEM_COLOURS if result.get(s)]
     t, facets = result["tagger"], [f.id for f in taxonomy.facets]
     how = (f"{result['folds']}-fold cross-validation on {result['documents']:,} hand-tagged abstracts"
            if "folds" in result else f"a trained model scored on {result['documents']:,} hand-tagged abstracts")

@@ -25,7 +25,12 @@ def _parts(block: dict) -> dict:
     out.update({f"sample {n}": f for n, f in (block.get("samples") or {}).items()})
     out.update({f"era {n}": f for n, f in (block.get("eras") or {}).items()})
     out["bib-eval"] = block.get("bib_eval")
+    out.update({f"bib-eval {n}": f for n, f in (block.get("bib_eval_parts") or {}).items()})
     return {k: v for k, v in out.items() if v}
+
+
+#: the systems of a result, in report order: the tagger, the tuned baseline, the pinned peers
+SYSTEMS = ("tagger", "baseline", "plain_lr", "svm")
 
 
 #: the columns of :func:`format_report`: (figure key, heading)
@@ -49,7 +54,25 @@ def report_parts(result: dict) -> list[tuple[str, str]]:
         out.append(("uniform", "uniform random arXiv sample only"))
     if t.get("bib_eval"):
         out.append(("bib_eval", "bib-eval: entries of real .bib files, never trained on"))
+        out += [(f"bib_eval_parts/{n}", f"bib-eval, {n} papers") for n in t.get("bib_eval_parts") or {}]
     return out
+
+
+def format_comparisons(result: dict) -> list[str]:
+    """Lines of the report saying, per pinned peer and part, the tagger's micro-F1 minus the
+    peer's with its 95% paired bootstrap interval (empty without ``comparisons``)."""
+    comp = result.get("comparisons") or {}
+    if not comp:
+        return []
+    lines = ["== tagger minus peer, micro-F1 [95% paired bootstrap interval]",
+             f"{'part':<28}" + "".join(f"{p:>24}" for p in comp)]
+    for part in next(iter(comp.values())):
+        cells = []
+        for p in comp:
+            c = comp[p].get(part)
+            cells.append(f"{c['diff']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]" if c else "")
+        lines.append(f"{part[:27]:<28}" + "".join(f"{x:>24}" for x in cells))
+    return lines + [""]
 
 
 def _block(result: dict, system: str, path: str):
@@ -64,7 +87,7 @@ def format_report(result: dict, taxonomy) -> str:
     documents, then one row per facet (``all`` first) and system (tagger, then the baseline
     when there is one) with the figures of :data:`REPORT_COLUMNS`; the bib-eval note last.
     No line is wider than :data:`REPORT_WIDTH` (``--json`` has every figure)."""
-    systems = [s for s in ("tagger", "baseline") if result.get(s)]
+    systems = [s for s in SYSTEMS if result.get(s)]
     facets = ["all"] + [f.id for f in taxonomy.facets]
     room = REPORT_WIDTH - 9 - 10 * len(REPORT_COLUMNS)  # what is left for the facet column
     fw = min(max(len(f) for f in facets) + 2, room)
@@ -93,6 +116,7 @@ def format_report(result: dict, taxonomy) -> str:
     if note:
         lines.append(note)
         lines.append("")
+    lines += format_comparisons(result)
     return "\n".join(lines)
 
 
@@ -159,6 +183,26 @@ def model_card(manifest: dict, result: dict, taxonomy) -> str:
             L.append(f"| {name} | {r['all']['documents']} | {cell(lambda x: x['all']['f1_micro'])} | "
                      + " | ".join(cell(lambda x, f=f: x[f]["f1_micro"]) for f in facets)
                      + f" | {cell(lambda x: x['all']['f1_macro'])} |")
+        L.append("")
+    comp = result.get("comparisons")
+    if comp:
+        peer_parts = {name: {p: _parts(result[p]).get(name) for p in comp} for name in parts}
+        L.append("### Beside two pinned peers\n")
+        L.append("`plain_lr`: TF-IDF (1-2-grams, min_df 2, sublinear, English stop words) + one logistic regression "
+                 "per label (C=10, balanced), threshold 0.5. `svm`: word 1-2-gram + char_wb 2-5-gram TF-IDF, one "
+                 "LinearSVC per label (C=1, balanced), one global threshold by out-of-fold micro-F1. Same folds; "
+                 "micro-F1, and the tagger's lead with its 95% paired bootstrap interval.\n")
+        L.append("| part | tagger | " + " | ".join(f"{p} | lead over {p}" for p in comp) + " |")
+        L.append("|---|---:|" + "---:|---:|" * len(comp))
+        keys = {"whole corpus": "corpus", "bib-eval": "bib-eval"}
+        for name, r in parts.items():
+            key = keys.get(name, name.split(" ", 1)[1] if name.startswith(("sample ", "era ")) else name)
+            cells = []
+            for p in comp:
+                pr, c = peer_parts[name].get(p), comp[p].get(key)
+                cells.append((f"{pr['all']['f1_micro']:.3f}" if pr else "") + " | "
+                             + (f"{c['diff']:+.3f} [{c['lo']:+.3f}, {c['hi']:+.3f}]" if c else ""))
+            L.append(f"| {name} | {r['all']['f1_micro']:.3f} | " + " | ".join(cells) + " |")
         L.append("")
     L.append("## Per label (whole corpus)\n")
     L.append("| label | support | precision | recall | F1 |" + (" baseline F1 |" if b else "") + " threshold |")

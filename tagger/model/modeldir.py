@@ -12,8 +12,10 @@ from pathlib import Path
 from .features import dump_json
 from .inference import ModelError
 
-#: every name a model directory may hold (training replaces the directory as a whole)
-MODEL_FILES = frozenset({"manifest.json", "features.json", "trees.npz", "linear.npz", "stage2.npz", "boosters", "README.md"})
+#: every name a model directory may hold (training replaces the directory as a whole;
+#: ``space``: a text space, the packaged one or a model's own copy, carried over)
+MODEL_FILES = frozenset({"manifest.json", "features.json", "trees.npz", "linear.npz", "stage2.npz", "boosters", "README.md",
+                         "space"})
 
 
 def save_linear(path, W, b) -> None:

@@ -205,7 +205,7 @@ def resolve_training_space(option: str | None, out_dir) -> TextSpace | None:
     space = TextSpace.load(option)
     same = Path(option).resolve() == pkg.resolve()
     space.location = "package" if same else "model"
-    if not same and Path(option).resolve() == (Path(out_dir) / "space").resolve():
+    if not same and out_dir is not None and Path(option).resolve() == (Path(out_dir) / "space").resolve():
         raise SpaceError(f"{option}: the space to train with lies inside the model directory {out_dir}, "
                          "which training replaces; build it elsewhere")
     return space
