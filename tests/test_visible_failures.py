@@ -1,0 +1,72 @@
+"""Failures that must be visible (issue 19): a closed stderr never stops the work, empty
+input is said, and Ctrl-C says what was not written."""
+
+import json
+import signal
+import subprocess
+
+import pytest
+
+from conftest import ROOT
+from test_pipeline import CMD, ENV, rows, wait_for_output
+
+GOOD = ("We train a convolutional network on brain MRI images and compare it with three baselines on "
+        "two public benchmarks, where it improves the Dice score by a wide margin.")
+
+
+def test_a_closed_stderr_never_stops_the_work(tmp_path):
+    """``tagger label bad.jsonl -o out 2>&1 | head -1``: exit 0, and out is written in full."""
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join("{bad\n" if i % 2 else json.dumps({"id": i, "abstract": GOOD}) + "\n"
+                           for i in range(4000)))
+    out = tmp_path / "out.jsonl"
+    cmd = " ".join(CMD) + f" label {src} --on-error skip -o {out} 2>&1 | head -1; exit ${{PIPESTATUS[0]}}"
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=ENV, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("tagger: warning:") and r.stdout.count("\n") == 1
+    assert len(out.read_text().splitlines()) == 2000
+
+
+@pytest.mark.parametrize("name, content", [("empty.txt", ""), ("empty.json", "[]\n"), ("head.csv", "id,title,abstract\n"),
+                                           ("empty.jsonl", "")])
+def test_empty_input_is_one_line_and_exit_0(tmp_path, name, content):
+    src = tmp_path / name
+    src.write_text(content)
+    out = tmp_path / ("out" + src.suffix)
+    r = subprocess.run(CMD + ["label", str(src), "-o", str(out)], capture_output=True, text=True, env=ENV, cwd=tmp_path)
+    assert r.returncode == 0
+    assert r.stderr == f"tagger: no records read from {src}\n"
+    assert out.exists()
+    r = subprocess.run(CMD + ["filter", "modality:image", str(src)], capture_output=True, text=True, env=ENV)
+    assert r.returncode == 1 and r.stderr == f"tagger: no records read from {src}\n"
+
+
+def test_empty_standard_input_is_said(tmp_path):
+    with open("/dev/null") as devnull:
+        r = subprocess.run(CMD + ["label"], stdin=devnull, capture_output=True, text=True, env=ENV)
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == "tagger: no records read from standard input\n"
+
+
+def test_a_non_empty_input_says_nothing(tmp_path):
+    src = tmp_path / "a.jsonl"
+    src.write_text(json.dumps({"abstract": GOOD}) + "\n")
+    r = subprocess.run(CMD + ["label", str(src)], capture_output=True, text=True, env=ENV)
+    assert r.returncode == 0 and r.stderr == ""
+
+
+def test_ctrl_c_says_the_file_was_not_written_and_how_far_it_got(tmp_path, corpus_records):
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus_records, 100000)))
+    out = tmp_path / "out.jsonl"
+    p = subprocess.Popen(CMD + ["label", str(src), "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=ENV, cwd=ROOT)
+    wait_for_output(tmp_path, p)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130
+    lines = [line for line in err.decode().splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"tagger: interrupted: {out} was not written (") and "records had been tagged)" in lines[0]
+    done = int(lines[0].rsplit("(", 1)[1].split()[0])
+    assert 0 < done < 100000
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["in.jsonl"]
