@@ -70,3 +70,58 @@ def test_ctrl_c_says_the_file_was_not_written_and_how_far_it_got(tmp_path, corpu
     done = int(lines[0].rsplit("(", 1)[1].split()[0])
     assert 0 < done < 100000
     assert sorted(x.name for x in tmp_path.iterdir()) == ["in.jsonl"]
+
+
+# --- tagger bib: ignored corrections fail the hook; a label added back says how to keep it off
+
+@pytest.mark.parametrize("correction, says", [
+    ("+method:rnm", "unknown label `method:rnm` in the tagger field (closest: method:rnn); ignored"),
+    ("method:rnm", "has no sign (+method:rnm pins it, -method:rnm vetoes it; closest label ids: method:rnn)"),
+    ("+method:cnn, -method:cnn", "`method:cnn` is both pinned and vetoed in the tagger field; ignored"),
+    ("+venue:journal, +venue:workshop", "are both pinned in the exclusive facet venue"),
+])
+def test_an_ignored_correction_fails_bib_and_check(tmp_path, correction, says):
+    from bibtools import call
+
+    f = tmp_path / "refs.bib"
+    f.write_text("@misc{a,\n  abstract = {An entry.},\n  tagger = {%s},\n}\n\n@misc{b,\n  abstract = {Other.},\n}\n"
+                 % correction)
+    rc, out, err = call([f], check=True)
+    assert rc == 2 and says in err and f"{f}:1: a: warning: " in err
+    assert f"{f}:6: b: tags missing: +modality:text" in out
+    rc, out, err = call([f])
+    assert rc == 2 and says in err and out == f"Fixing {f}\n"
+    text = f.read_text()
+    assert "@misc{b,\n  abstract = {Other.},\n  keywords = {modality:text},\n}" in text  # the rest is written
+    assert "1 warnings" in err.splitlines()[-1]
+
+
+def test_a_label_added_to_tool_terms_says_how_to_keep_it_off(tmp_path):
+    from bibtools import call
+
+    f = tmp_path / "refs.bib"
+    f.write_text("@misc{a,\n  abstract = {An entry.},\n  keywords = {mine, task:entry},\n}\n")
+    rc, out, err = call([f], check=True)
+    assert rc == 1 and out == (f"{f}:1: a: tags out of date: +modality:text; "
+                               "to keep it off: tagger = {-modality:text}\n")
+    rc, out, err = call([f])
+    assert rc == 1 and f"{f}:1: a: +modality:text added; to keep it off: tagger = {{-modality:text}}\n" in err
+    f.write_text(f.read_text().replace("  keywords", "  tagger = {-modality:text},\n  keywords"))
+    f.write_text(f.read_text().replace("mine, modality:text, task:entry", "mine, task:entry"))
+    assert call([f])[:2] == (0, "")
+
+
+def test_a_bib_warning_is_never_cut_mid_hint(tmp_path):
+    from bibtools import call
+
+    d = tmp_path / ("a-long-folder-name-of-a-bibliography-repository" * 2)
+    d.mkdir()
+    f = d / "refs.bib"
+    f.write_text("@misc{a-rather-long-citation-key-2024,\n  abstract = {An entry.},\n"
+                 "  tagger = {+method:rnm, +modality:txt, method:cnnn, +%s},\n}\n" % ("x" * 80))
+    rc, out, err = call([f])
+    line = next(ln for ln in err.splitlines() if ": warning: " in ln)
+    assert "(closest: method:rnn); ignored" in line and "(closest: modality:text); ignored" in line
+    assert "closest label ids: method:cnn, method:rnn); ignored" in line and line.endswith("; ignored")
+    assert "`" + "x" * 37 + "...`" in line  # a long quoted term is what is shortened
+    assert err.splitlines()[-1].endswith(" 0 unreadable, 1 warnings")

@@ -68,6 +68,10 @@ class BibReport:
     new_text: str
     entries: list[EntryResult] = dc_field(default_factory=list)
     problems: list[Problem] = dc_field(default_factory=list)
+    #: entries with a correction that was ignored (an unknown label, a term without a sign, a
+    #: label pinned and vetoed, two pins in an exclusive facet, an unreadable ``tagger`` field):
+    #: these fail the run (exit 2), since a hook shows only a failing hook's output
+    ignored_corrections: int = 0
 
     @property
     def changed_keys(self) -> list[str]:
@@ -237,6 +241,7 @@ def update_bib_text(text: str, predict: Predict, *, facets, field: str | None = 
     planner = _Planner(text, vocab, field, an.cands)
     results: list[EntryResult] = []
     todo = []  # (cand, result, corrections, needs prediction)
+    ignored = 0  # entries with an ignored correction
     records = []
     for c in an.cands:
         line = an.line(c.start)
@@ -251,9 +256,11 @@ def update_bib_text(text: str, predict: Predict, *, facets, field: str | None = 
         if why:
             problem(line, c.shown_key, WARNING, why)
             res.status = "untouched"
+            ignored += 1
             continue
         for w in corr.warnings if corr else ():
             problem(line, c.shown_key, WARNING, w)
+        ignored += bool(corr and corr.warnings)
         abstract = an.value(c, "abstract")
         if abstract:
             records.append({"key": c.entry.key, "title": an.value(c, "title") or "", "abstract": abstract})
@@ -304,7 +311,7 @@ def update_bib_text(text: str, predict: Predict, *, facets, field: str | None = 
             r = by_index[idx]
             r.status, r.changed, r.added, r.removed = "unreadable", False, [], []
             problem(r.line, r.key, UNREADABLE, "the edit could not be verified by re-parsing; left untouched")
-    report = BibReport(new_text, results)
+    report = BibReport(new_text, results, ignored_corrections=ignored)
     report.problems = sorted((Problem(ln, k, kind, "; ".join(rs)) for (ln, k, kind), rs in problems.items()),
                              key=lambda p: (p.line, p.kind != UNREADABLE))
     return report
