@@ -125,3 +125,66 @@ def test_a_bib_warning_is_never_cut_mid_hint(tmp_path):
     assert "closest label ids: method:cnn, method:rnn); ignored" in line and line.endswith("; ignored")
     assert "`" + "x" * 37 + "...`" in line  # a long quoted term is what is shortened
     assert err.splitlines()[-1].endswith(" 0 unreadable, 1 warnings")
+
+
+# --- tagger bib --remove
+
+def _bib_files():
+    from bibtools import SHARED as BIB_SHARED  # noqa: F401  (the shared folder, when present)
+
+    here = sorted((ROOT / "tests").glob("bib_cases*/*.bib"))
+    real = sorted((ROOT.parent / "shared" / "bib").glob("real*/*.bib"))
+    return here + real
+
+
+def test_tag_then_remove_gives_the_file_back_byte_for_byte(tmp_path):
+    """Every case file and (when ../shared is here) every real bibliography without
+    label-shaped terms: tagged, then --remove'd, is the file it was."""
+    from bibtools import LABELS, call
+
+    checked = 0
+    for src in _bib_files():
+        data = src.read_bytes()
+        if len(data) > 300_000 or any(lb.encode() in data for lb in LABELS):  # the big ones: tested by hand
+            continue
+        f = tmp_path / src.name
+        f.write_bytes(data)
+        f.chmod(0o644)
+        call([f])
+        tagged = f.read_bytes()
+        rc, out, err = call([f], remove=True, check=True)
+        assert (rc >= 1) == (tagged != data) or rc == 2, (src, rc)
+        assert f.read_bytes() == tagged
+        call([f], remove=True)
+        assert f.read_bytes() == data, src
+        checked += tagged != data
+    assert checked >= 20
+
+
+def test_remove_keeps_user_terms_and_a_field_the_tool_did_not_lay_out(tmp_path):
+    from bibtools import call
+
+    f = tmp_path / "refs.bib"
+    f.write_text("@misc{a,\n  abstract = {An entry.},\n  keywords = {to read, modality:text, Method:CNN},\n}\n"
+                 "@misc{b,\n  keywords = {modality:text},\n  abstract = {An entry.},\n}\n"
+                 "@misc{c,\n  abstract = {An entry.},\n  keywords = {task:entry},\n}\n")
+    rc, out, err = call([f], remove=True, check=True)
+    assert rc == 1 and out == (f"{f}:1: a: tags to remove: -modality:text\n{f}:5: b: tags to remove: -modality:text\n"
+                               f"{f}:9: c: tags to remove: -task:entry\n")
+    rc, out, err = call([f], remove=True)
+    assert rc == 1 and f.read_text() == ("@misc{a,\n  abstract = {An entry.},\n  keywords = {to read, Method:CNN},\n}\n"
+                                         "@misc{b,\n  keywords = {},\n  abstract = {An entry.},\n}\n"
+                                         "@misc{c,\n  abstract = {An entry.},\n}\n")
+    assert call([f], remove=True)[:2] == (0, "")
+
+
+def test_remove_from_the_command_line(tmp_path):
+    f = tmp_path / "refs.bib"
+    original = "@article{x,\n  title = {U-Net},\n  abstract = {%s},\n}\n" % GOOD
+    f.write_text(original)
+    assert subprocess.run(CMD + ["bib", str(f)], capture_output=True, env=ENV).returncode == 1
+    assert "keywords = {" in f.read_text()
+    r = subprocess.run(CMD + ["bib", "--check", "--remove", str(f)], capture_output=True, text=True, env=ENV)
+    assert r.returncode == 1 and r.stdout.startswith(f"{f}:1: x: tags to remove: -")
+    r = subprocess.run(CMD + ["bib", "--remove", str(f)], capture_output=True, text=True, env=ENV)
+    assert r.returncode == 1 and f.read_text() == original

@@ -8,7 +8,7 @@ e abstained, f unreadable, g warnings``; for an entry that held tool terms and g
 ``FILE:LINE: KEY: +x added; to keep it off: tagger = {-x}``.  On ``out`` (stdout): ``Fixing FILE`` for a file
 written, with ``--check`` one line per stale entry, ``FILE:LINE: KEY: tags missing: +x +y``
 or ``FILE:LINE: KEY: tags out of date: +x -y`` (and ``; to keep it off: tagger = {-x}``
-when it gains a label), and with ``--diff`` the unified diff.
+when it gains a label; with ``--remove``, ``tags to remove: -x -y``), and with ``--diff`` the unified diff.
 """
 
 from __future__ import annotations
@@ -148,7 +148,9 @@ def _added_line(path: str, e) -> str:
     return f"{path}:{e.line}: {_short(e.key)}: {' '.join(f'+{t}' for t in e.added)} added{_keep_off(e)}"
 
 
-def _stale_line(path: str, e) -> str:
+def _stale_line(path: str, e, remove: bool = False) -> str:
+    if remove:
+        return f"{path}:{e.line}: {_short(e.key)}: tags to remove: " + " ".join(f"-{t}" for t in e.removed)
     terms = " ".join([f"+{t}" for t in e.added] + [f"-{t}" for t in e.removed])
     what = "tags missing" if not e.removed and e.status == "tagged" else "tags out of date"
     return f"{path}:{e.line}: {_short(e.key)}: {what}" + (f": {terms}" if terms else "") + _keep_off(e)
@@ -173,15 +175,16 @@ def _process(path: str, report: BibReport, allow_unreadable: bool, err: TextIO) 
 
 def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: bool = False,
         strict: bool = False, diff: bool = False, field: str | None = None, encoding: str | None = None,
-        allow_unreadable: bool = False, out: TextIO | None = None, err: TextIO | None = None,
-        max_record_size: int | None = MAX_RECORD_SIZE) -> int:
+        allow_unreadable: bool = False, remove: bool = False, out: TextIO | None = None,
+        err: TextIO | None = None, max_record_size: int | None = MAX_RECORD_SIZE) -> int:
     """Contract of ``tagger bib FILE...`` and of the pre-commit hooks.
 
     For each file: read bytes, decode (a UTF-8/16/32 BOM names the encoding; else UTF-8, or
     ``encoding``), run :func:`~tagger.bib.edit.update_bib_text` (``predict`` called once per
     file, ``facets`` as there), print what the module docstring says.  Without ``check`` a
     changed file is written back atomically in its encoding (temporary file +
-    ``os.replace``, file mode kept); with ``check`` nothing is written.  An entry longer
+    ``os.replace``, file mode kept); with ``check`` nothing is written.  ``remove``
+    (``--remove``) takes the tool's terms out instead (``predict`` is not called).  An entry longer
     than ``max_record_size`` characters is never parsed nor shown to the model: it is
     unreadable (``value of N MB over the record size limit``) and kept byte for byte.  ``out``/``err``
     default to ``sys.stdout``/``sys.stderr`` as they are at call time.
@@ -223,7 +226,7 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
             continue
         masked, originals, oversized = mask_oversized(text, max_record_size)
         del data
-        report = update_bib_text(masked, predict, facets=vocab, field=field, verify=not check)
+        report = update_bib_text(masked, predict, facets=vocab, field=field, verify=not check, remove=remove)
         if originals:  # an entry over --max-record-size: reported unreadable, left as it was
             report.new_text = unmask(report.new_text, originals)
             report.problems = sorted(report.problems + oversized, key=lambda p: p.line)
@@ -234,7 +237,7 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
             rc = 2
         if check:
             for e in report.stale:
-                print(_stale_line(path, e), file=out)
+                print(_stale_line(path, e, remove), file=out)
             if changed and diff:
                 out.write(_diff(text, report.new_text, path))
         elif changed:
