@@ -134,3 +134,13 @@ def test_every_label_of_the_default_taxonomy_is_reachable_at_80x24(tmp_path):
     t.press(CTRL_C)
     assert t.finish() == 0
     assert labels(out) == {"p1": ["modality:text", "contribution:tool"]}
+
+
+def test_an_empty_pool_is_one_line_and_no_screen(tmp_path):
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("")
+    t = Terminal(["annotate", pool, "--out", tmp_path / "c.jsonl", "--annotator", "me"], tmp_path, cols=80, rows=24)
+    assert t.finish() == 0
+    lines = [ln for ln in t.output.replace("\r", "").splitlines() if ln.strip()]
+    assert lines == [f"tagger: no records read from {pool}"]
+    assert "\x1b[?1049h" not in t.output  # the full screen was never entered
