@@ -188,3 +188,29 @@ def test_remove_from_the_command_line(tmp_path):
     assert r.returncode == 1 and r.stdout.startswith(f"{f}:1: x: tags to remove: -")
     r = subprocess.run(CMD + ["bib", "--remove", str(f)], capture_output=True, text=True, env=ENV)
     assert r.returncode == 1 and f.read_text() == original
+
+
+# --- tagger evaluate --test: id, text and labels are enough; macro over the labels present
+
+def test_evaluate_test_needs_no_annotator_and_warns_on_duplicates(tmp_path, corpus_records):
+    from conftest import write_jsonl
+
+    rows = [{"id": r["id"], "abstract": r["abstract"], "labels": r["labels"]} for r in corpus_records[:40]]
+    rows.append({"id": "again", "abstract": rows[0]["abstract"], "labels": rows[0]["labels"]})
+    test = write_jsonl(tmp_path / "test.jsonl", rows)
+    js, tsv = tmp_path / "r.json", tmp_path / "pl.tsv"
+    r = subprocess.run(CMD + ["evaluate", "--test", str(test), "--no-bib-eval", "--json", str(js), "--per-label", str(tsv)],
+                       capture_output=True, text=True, env=ENV, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.strip() == f"tagger: warning: {test}:41: again: duplicate abstract (same text as line 1)"
+    result = json.loads(js.read_text())
+    present = {lb for row in rows for lb in row["labels"]}
+    t = result["tagger"]
+    assert {x["label"] for x in t["per_label"]} == present and all(x["support"] for x in t["per_label"])
+    assert t["labels_without_support"] == 40 - len(present) > 0
+    assert len(tsv.read_text().splitlines()) == 1 + len(present)
+    assert t["all"]["all"]["macro_labels"] == len(present) and t["all"]["all"]["macro_of"] == 40
+    f1 = {x["label"]: x["f1"] for x in t["per_label"]}
+    assert abs(t["all"]["all"]["f1_macro"] - sum(f1.values()) / len(f1)) < 1e-3  # the mean over the labels present
+    assert f"over the labels present in it (whole corpus {len(present)} of 40)" in r.stdout
+    assert f"per-label table: {40 - len(present)} labels with no support in the test set left out" in r.stdout
