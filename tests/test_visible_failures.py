@@ -214,3 +214,45 @@ def test_evaluate_test_needs_no_annotator_and_warns_on_duplicates(tmp_path, corp
     assert abs(t["all"]["all"]["f1_macro"] - sum(f1.values()) / len(f1)) < 1e-3  # the mean over the labels present
     assert f"over the labels present in it (whole corpus {len(present)} of 40)" in r.stdout
     assert f"per-label table: {40 - len(present)} labels with no support in the test set left out" in r.stdout
+
+
+# --- small things
+
+def test_bare_tagger_prints_help_and_exits_0():
+    r = subprocess.run(CMD, capture_output=True, text=True, env=ENV)
+    assert r.returncode == 0 and r.stdout.startswith("Usage: tagger") and "label" in r.stdout and r.stderr == ""
+
+
+def test_corpus_check_on_another_taxonomys_corpus_is_one_line(tmp_path):
+    from conftest import write_jsonl
+
+    tags = {json.loads(ln)["id"]: json.loads(ln)["labels"]
+            for ln in open(ROOT / "examples" / "robotics" / "hand-tags.jsonl", encoding="utf-8")}
+    rows = [{**r, "labels": tags[r["id"]], "annotator": "me"}
+            for r in map(json.loads, open(ROOT / "examples" / "robotics" / "abstracts.jsonl", encoding="utf-8"))]
+    f = write_jsonl(tmp_path / "robotics.jsonl", rows)
+    r = subprocess.run(CMD + ["corpus", "check", str(f)], capture_output=True, text=True, env=ENV)
+    assert r.returncode == 1
+    assert r.stdout.count("\n") == 1 and "looks like a corpus of another taxonomy" in r.stdout
+    assert r.stdout.rstrip().endswith("pass its taxonomy with --taxonomy FILE")
+    r = subprocess.run(CMD + ["corpus", "check", str(f), "--taxonomy", str(ROOT / "examples" / "robotics" / "taxonomy.yaml")],
+                       capture_output=True, text=True, env=ENV)
+    assert r.returncode == 0, r.stdout
+
+
+def test_the_readme_api_example_gives_the_scores_it_shows():
+    """The Python API example of README.md, run: its tags and scores are the model's."""
+    import ast
+    import re
+
+    import tagger
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Python API", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    call = re.search(r"preds = (t\.tag\(.*?\))\n", block, re.S).group(1)
+    shown = re.search(r"# \((\[.*?\]),\s*#\s*(\{.*?\}), (None|'[^']*')\)", block, re.S)
+    t = tagger.load()
+    preds = eval(call, {"t": t})
+    assert preds[0].tags == ast.literal_eval(shown.group(1))
+    assert preds[0].scores == ast.literal_eval(shown.group(2))
+    assert preds[0].reason == ast.literal_eval(shown.group(3))
