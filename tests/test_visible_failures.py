@@ -256,3 +256,21 @@ def test_the_readme_api_example_gives_the_scores_it_shows():
     assert preds[0].tags == ast.literal_eval(shown.group(1))
     assert preds[0].scores == ast.literal_eval(shown.group(2))
     assert preds[0].reason == ast.literal_eval(shown.group(3))
+
+
+def test_evaluate_shows_progress_before_the_first_fold_is_done(tmp_path):
+    """The first progress line comes before any model is fitted, then one per inner fold."""
+    import time
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join((ROOT / "fixtures" / "corpus.jsonl").read_text(encoding="utf-8").splitlines(True)[:100]))
+    p = subprocess.Popen(CMD + ["evaluate", "--corpus", str(corpus), "--folds", "2", "--no-bib-eval"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    start = time.monotonic()
+    first = p.stderr.readline()
+    took = time.monotonic() - start
+    rest = p.stderr.read()
+    assert p.wait(timeout=300) == 0
+    assert first == "tagger: 2-fold cross-validation: 100 documents, 2 folds of 3 inner folds each; starting fold 1 of 2\n"
+    assert took < 20  # the imports; before the first fit
+    assert "fold 1 of 2: tagger, inner fold 1 of 3 done" in rest

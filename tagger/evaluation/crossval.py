@@ -175,9 +175,18 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     folds = stratified_folds(Y, k, seed)
     steps = (len(folds) + (1 if bib_eval else 0)) * len(systems)
     done = 0
+    if progress:  # from the first second: a fold of the shipped corpus takes minutes
+        report_progress(progress, 0, steps, f"{len(records)} documents, {k} folds of {inner_k} inner folds each; "
+                                            f"starting fold 1 of {k}")
     for fold, (tr, te) in enumerate(folds, 1):
         tr_texts = [texts[i] for i in tr]
-        Pin = out_of_fold_proba(tr_texts, Y[tr], taxonomy, inner_k, seed + 1, params, num_rounds, tfidf_params)
+
+        def inner(n, of, fold=fold):
+            if progress:
+                report_progress(progress, done, steps, f"fold {fold} of {k}: tagger, inner fold {n} of {of} done")
+
+        Pin = out_of_fold_proba(tr_texts, Y[tr], taxonomy, inner_k, seed + 1, params, num_rounds, tfidf_params,
+                                progress=inner)
         fm = fit(tr_texts, Y[tr], taxonomy, params, num_rounds, tfidf_params)
         if stage2:  # fitted on the inner out-of-fold scores; thresholds on its cross-fitted ones
             fm.stage2 = st2.fit(Pin, Y[tr])
