@@ -46,12 +46,12 @@ def corpus_check(file, taxonomy, provenance):
 
 def _another_taxonomy(file, tax) -> str | None:
     """The line to print instead of the unknown-label lines when most of the distinct labels
-    ``file`` uses are not ``tax``'s: it looks like a corpus of another taxonomy."""
+    ``file`` uses (and 3 or more) are not ``tax``'s: it looks like a corpus of another taxonomy."""
     from ..corpus import load_corpus
 
     used = {lb for r in load_corpus(file) for lb in r["labels"]}
     unknown = sorted(used - set(tax.label_ids))
-    if not used or len(unknown) * 2 <= len(used):
+    if len(unknown) < 3 or len(unknown) * 2 <= len(used):  # a typo or two: each named as usual
         return None
     name = f"{tax.name} ({tax.path})" if getattr(tax, "path", None) else tax.name
     return (f"{file}: looks like a corpus of another taxonomy: {len(unknown)} of the {len(used)} labels it uses "
