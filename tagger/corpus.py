@@ -65,7 +65,8 @@ def provenance_problems(r: dict) -> list[str]:
     return out
 
 
-def check_corpus(path: str, taxonomy, provenance: bool | str = False) -> list[str]:
+def check_corpus(path: str, taxonomy, provenance: bool | str = False, test_set: bool = False,
+                 warnings: list | None = None) -> list[str]:
     """Problems of a hand-tagged corpus against ``taxonomy``, one ``FILE:LINE: what`` each.
 
     Checks: unknown label ids, more than one label of an exclusive facet, duplicate ids,
@@ -74,7 +75,9 @@ def check_corpus(path: str, taxonomy, provenance: bool | str = False) -> list[st
     (:func:`provenance_problems`: year, licence, sample, source); ``provenance="auto"``: when
     ``path`` is the project's corpus, a ``fixtures/corpus.jsonl`` (a corpus of your own, such as
     ``tagger annotate`` writes, may name its samples as it likes).  An empty list means the
-    corpus is fine.
+    corpus is fine.  ``test_set`` (``tagger evaluate --test``): a test set needs id, text and
+    labels only, so a missing annotator is no problem and a duplicate abstract goes to
+    ``warnings`` (a list to append to) instead.
     """
     import re
 
@@ -98,7 +101,11 @@ def check_corpus(path: str, taxonomy, provenance: bool | str = False) -> list[st
         else:
             key = re.sub(r"\s+", " ", body).strip().lower()
             if key in texts:
-                problems.append(f"{where}: duplicate abstract (same text as line {texts[key]})")
+                msg = f"{where}: duplicate abstract (same text as line {texts[key]})"
+                if not test_set:
+                    problems.append(msg)
+                elif warnings is not None:
+                    warnings.append(msg)
             texts.setdefault(key, line)
         for lb in r["labels"]:
             if lb not in known:
@@ -109,7 +116,7 @@ def check_corpus(path: str, taxonomy, provenance: bool | str = False) -> list[st
                 problems.append(f"{where}: {len(mine)} labels of exclusive facet {f!r}: {', '.join(mine)}")
         if len(set(r["labels"])) != len(r["labels"]):
             problems.append(f"{where}: a label is listed twice")
-        if not r.get("annotator"):
+        if not r.get("annotator") and not test_set:
             problems.append(f"{where}: no 'annotator' (who read and tagged it)")
         if provenance:
             problems += [f"{where}: {p}" for p in provenance_problems(r)]

@@ -104,3 +104,43 @@ def test_suggest_and_active_order_with_a_model(tmp_path, small_model_dir):
     saved = rows(out)
     assert [r["id"] for r in saved] == [first] and saved[0]["labels"] == pred.tags and saved[0]["suggested"] is True
     assert saved[0]["sample"] == "active"
+
+
+def test_every_label_of_the_default_taxonomy_is_reachable_at_80x24(tmp_path):
+    """40 labels on an 80x24 terminal: the panel pages (its last line says what is below),
+    the abstract pane yields, toggling a label off the page turns to it, and = lists the
+    labels set (issue 19: 21 labels were shown and the rest cut off without a sign)."""
+    from tagger.taxonomy import load_taxonomy
+
+    tax = load_taxonomy(ROOT / "taxonomy.yaml")
+    pool = write_jsonl(tmp_path / "pool.jsonl", [{"id": "p1", "title": "A paper", "abstract": " ".join(TEXTS * 4)}])
+    out = tmp_path / "corpus.jsonl"
+    t = Terminal(["annotate", pool, "--out", out, "--annotator", "me"], tmp_path, cols=80, rows=24)
+    first = t.wait("[1/1] p1", "more lines of labels below (page 1/2)", "] next", "Enter done")
+    t.press("]", then="(page 2/2)")
+    second = t.text()
+    shown = first + second
+    for f in tax.facets:
+        assert f.name in shown
+        for lb in f.labels:
+            assert " " + lb.id.split(":", 1)[1] in shown, lb.id
+    assert "A paper" in first and "A paper" in second  # the abstract keeps its lines
+    t.press("1", then=["(page 1/2)", "[x] 1 text"])  # a label on the other page: the panel turns to it
+    t.press("D", then=["(page 2/2)", "[x] D tool"])
+    t.press("=", then=["Labels set on this record (2", "modality:text", "contribution:tool"])
+    t.press("x", then="(page 2/2)")  # any key closes the list without acting
+    assert "[ ] x case-study" not in t.text()
+    t.press(ENTER, then="all 1 records are done")
+    t.press(CTRL_C)
+    assert t.finish() == 0
+    assert labels(out) == {"p1": ["modality:text", "contribution:tool"]}
+
+
+def test_an_empty_pool_is_one_line_and_no_screen(tmp_path):
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("")
+    t = Terminal(["annotate", pool, "--out", tmp_path / "c.jsonl", "--annotator", "me"], tmp_path, cols=80, rows=24)
+    assert t.finish() == 0
+    lines = [ln for ln in t.output.replace("\r", "").splitlines() if ln.strip()]
+    assert lines == [f"tagger: no records read from {pool}"]
+    assert "\x1b[?1049h" not in t.output  # the full screen was never entered

@@ -63,7 +63,8 @@ def test_run_summary_counts_every_status(bibfile):
     assert rc == 2
     assert summary_of(err) == ("8 entries: 1 tagged, 1 updated, 1 unchanged, 1 without abstract, 1 abstained, "
                                "1 unreadable, 2 warnings")
-    assert out == f"{f}:1: new: tags missing: +modality:text +task:entry\n{f}:2: upd: tags out of date: +modality:text +task:entry -method:old\n"
+    assert out == (f"{f}:1: new: tags missing: +modality:text +task:entry\n{f}:2: upd: tags out of date: +modality:text +task:entry -method:old"
+                   "; to keep them off: tagger = {-modality:text, -task:entry}\n")
 
 
 def test_run_check_lists_stale_and_writes_nothing(bibfile):
@@ -73,7 +74,7 @@ def test_run_check_lists_stale_and_writes_nothing(bibfile):
     rc, out, err = call([f], check=True)
     assert rc == 1 and problem_lines(err) == []
     assert out == (f"{f}:1: a: tags missing: +modality:text +task:entry\n"
-                   f"{f}:5: b: tags out of date: +modality:text -method:gone\n"
+                   f"{f}:5: b: tags out of date: +modality:text -method:gone; to keep it off: tagger = {{-modality:text}}\n"
                    f"{f}:9: c: tags out of date: -method:gone\n")
     assert f.read_bytes() == before
     assert call([f])[0] == 1
@@ -140,7 +141,8 @@ def test_problem_lines_are_bounded(bibfile):
     rc, out, err = call([f])
     lines = problem_lines(err)
     assert rc == 2 and len(lines) == 101 and max(map(len, lines)) <= max(MAX_LINE, len(str(f)) + MAX_LINE - 80)
-    assert lines[0].startswith(f"{f}:1: {'k' * 57}...: unreadable: ")
+    assert lines[0].startswith(f"{f}:1: kkkkkkkkkkkkkkkkk") and "...: unreadable: " in lines[0]
+    assert lines[0].endswith("(stray `}`?) (in `title`, line 1)")  # the reason is never cut
 
 
 LATIN1 = "@article{caf\xe9,\n  title = {Caf\xe9 entry},\n  abstract = {R\xe9sum\xe9 of an entry.},\n}\n".encode("latin-1")

@@ -62,9 +62,9 @@ def test_stdin_and_empty_input():
     r = run("label", "-", "--input-format", "jsonl", "-f", "jsonl", input=json.dumps({"abstract": ABSTRACT}) + "\n")
     assert r.exit_code == 0 and json.loads(r.output)["id"] == "stdin:1"
     r = run("label", "-f", "jsonl", input="")
-    assert r.exit_code == 0 and r.output == ""
+    assert r.exit_code == 0 and r.stdout == "" and r.stderr == "tagger: no records read from standard input\n"
     r = run("label", "-f", "json", input="")
-    assert r.exit_code == 0 and json.loads(r.output) == []
+    assert r.exit_code == 0 and json.loads(r.stdout) == []
 
 
 def test_facet_and_threshold_options(tmp_path):

@@ -67,6 +67,9 @@ def test_train_and_evaluate_say_each_step_when_not_on_a_terminal(tmp_path, corpu
         cli, ["evaluate", "--corpus", str(corpus), "--folds", "2", "--baseline", "--bib-eval", str(case / "bib-eval.jsonl")])
     assert r.exit_code == 0, r.output
     steps = [ln for ln in r.output.splitlines() if ln.startswith("tagger: 2-fold cross-validation: ")]
-    assert [s.split(": ", 2)[2] for s in steps] == ["fold 1 of 2: tagger", "fold 1 of 2: baseline",
+    inner = [f"fold {f} of 2: tagger, inner fold {n} of 3 done" for f in (1, 2) for n in (1, 2, 3)]
+    assert [s.split(": ", 2)[2] for s in steps] == [f"{len(rows)} documents, 2 folds of 3 inner folds each; "
+                                                    "starting fold 1 of 2", *inner[:3],
+                                                    "fold 1 of 2: tagger", "fold 1 of 2: baseline", *inner[3:],
                                                     "fold 2 of 2: tagger", "fold 2 of 2: baseline",
                                                     "bib-eval entries: tagger", "bib-eval entries: baseline"]

@@ -62,8 +62,6 @@ def test_walkthrough(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     (work / "examples").symlink_to(ROOT / "examples")
-    (work / ".pre-commit-config.yaml").write_text(
-        yaml.replace("https://github.com/<you>/tagger", str(ROOT)).replace("<tag or commit>", rev))
     env = {k: v for k, v in os.environ.items() if k not in ("TAGGER_MODEL", "TAGGER_TAXONOMY")}
     env.update(PATH=bindir + os.pathsep + env.get("PATH", ""), PRE_COMMIT_HOME=str(tmp_path / "pre-commit"),
                GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@e", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@e")
@@ -108,3 +106,6 @@ def test_walkthrough(tmp_path):
     assert re.search(r"keywords = \{to read[;,] platform:aerial[;,] ", bib) and bib.count("keywords = {") == 5
     assert re.search(r"tag \.bib entries \(tagger\)\.+Passed", out[after[-1]]), out[after[-1]]
     assert (work / "biblio" / "refs.bib").read_text() == bib  # already current: the hook changed nothing
+    # the README's printf wrote the file it shows, with this clone's path and commit
+    assert (work / ".pre-commit-config.yaml").read_text() == (
+        yaml.replace("/path/of/this/clone", str(ROOT.resolve())).replace("0123456789abcdef0123456789abcdef01234567", rev))

@@ -46,7 +46,8 @@ def run_interactive(pool, out, annotator, *, order="as-is", seed=0, retrain_ever
     """Run the annotator on the terminal until the user quits.
 
     Returns ``{"added": new records saved, "rows": rows in ``out``, "left": pool records not
-    done}``.  Raises TaggerError (one line) when stdin or stdout is not a terminal, for an
+    done}``, and ``"nothing"`` (the line to print; no screen is opened) when the pool holds no
+    record or only excluded ones.  Raises TaggerError (one line) when stdin or stdout is not a terminal, for an
     unreadable pool, corpus or taxonomy, or a model that does not fit the taxonomy.
     """
     from ..resources import taxonomy_path
@@ -63,8 +64,13 @@ def run_interactive(pool, out, annotator, *, order="as-is", seed=0, retrain_ever
     label_keys(taxonomy)
     store = CorpusStore(out)
     ids, keys = exclusions(exclude)
-    rows = [r for r in pool_rows(pool, warn=warn, **(read or {}))
-            if r["id"] not in ids and text_key(r["abstract"]) not in keys]
+    read_rows = list(pool_rows(pool, warn=warn, **(read or {})))
+    rows = [r for r in read_rows if r["id"] not in ids and text_key(r["abstract"]) not in keys]
+    if not rows:  # one line, not a full screen with nothing on it
+        names = ", ".join("standard input" if p == "-" else str(p) for p in pool)
+        why = f"no records read from {names}" if not read_rows else \
+            f"nothing to tag: all {len(read_rows)} records of {names} are excluded (--exclude)"
+        return {"added": 0, "rows": len(store.rows), "left": 0, "nothing": why}
     active = order == "active"
     model = _model_for(taxonomy, model_opt) if (active or suggest or model_opt) else None
     if retrain_every is None:

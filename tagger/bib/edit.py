@@ -68,6 +68,10 @@ class BibReport:
     new_text: str
     entries: list[EntryResult] = dc_field(default_factory=list)
     problems: list[Problem] = dc_field(default_factory=list)
+    #: entries with a correction that was ignored (an unknown label, a term without a sign, a
+    #: label pinned and vetoed, two pins in an exclusive facet, an unreadable ``tagger`` field):
+    #: these fail the run (exit 2), since a hook shows only a failing hook's output
+    ignored_corrections: int = 0
 
     @property
     def changed_keys(self) -> list[str]:
@@ -105,10 +109,25 @@ def _remove_span(ent: Entry, i: int) -> tuple[int, int]:
 class _Planner:
     """Plans the edit of one entry's tag field; ``style()`` is the file's separator."""
 
-    def __init__(self, text: str, vocab: Vocabulary, field: str | None, cands: list[Cand]):
+    def __init__(self, text: str, vocab: Vocabulary, field: str | None, cands: list[Cand], remove: bool = False):
         self.text, self.vocab, self.field, self.cands = text, vocab, field, cands
         self.target = (field or "keywords").casefold()
+        self.remove = remove
         self._style: str | None = None
+
+    def as_written(self, ent: Entry, i: int) -> bool:
+        """Whether field ``i`` of ``ent`` is laid out as :func:`~.layout.new_field` writes a
+        new one: the entry's last field, after the same separator as the field before it, its
+        value without white space inside the delimiters.  ``--remove`` deletes such a field,
+        with the line and comma the tool added, and empties any other."""
+        f, text = ent.fields[i], self.text
+        if i != len(ent.fields) - 1 or i < 1 or not f.pieces:
+            return False
+        prev = ent.fields[i - 1]
+        before_prev = ent.fields[i - 2].value_end if i >= 2 else ent.key_end
+        inner = text[f.pieces[0].start + 1 : f.pieces[0].end - 1]
+        return (text[prev.value_end : f.name_start] == text[before_prev : prev.name_start]
+                and inner == inner.strip())
 
     def style(self) -> str:
         """The separator most tag fields of the file use (without line breaks), else ``", "``."""
@@ -148,7 +167,8 @@ class _Planner:
             new_inner, had_tool, has_user = merge_terms(inner, tags, vocab, own_sep or self.style())
             if new_inner == inner:
                 return None, None, old
-            if not tags and had_tool and not has_user and len(ent.fields) > 1:
+            if (not tags and had_tool and not has_user and len(ent.fields) > 1
+                    and (not self.remove or self.as_written(ent, i))):
                 a, b = _remove_span(ent, i)
                 return (a, b, ""), None, old
             return (p.start + 1, p.end - 1, new_inner), None, old
@@ -188,8 +208,8 @@ def _corrections(an: Analysis, c: Cand, vocab: Vocabulary) -> tuple[Corrections 
     return parse_corrections(an.text[f.pieces[0].start + 1 : f.pieces[0].end - 1], vocab), None
 
 
-def update_bib_text(text: str, predict: Predict, *, facets, field: str | None = None,
-                    verify: bool = True) -> BibReport:
+def update_bib_text(text: str, predict: Predict | None, *, facets, field: str | None = None,
+                    verify: bool = True, remove: bool = False) -> BibReport:
     """Bring the tags of every readable entry up to date, in memory.
 
     Args:
@@ -205,6 +225,10 @@ def update_bib_text(text: str, predict: Predict, *, facets, field: str | None = 
             Must not be ``abstract``, ``title`` or ``tagger``.
         verify: re-parse the edited text and drop the edits that do not come out as planned
             (what is written is always verified; ``--check``, which writes nothing, skips it).
+        remove: ``tagger bib --remove``: take every tool term out of the tag fields (no
+            prediction, corrections not applied; ``predict`` may be None).  A field left
+            empty is deleted when it is laid out as the tool writes a new one
+            (:meth:`_Planner.as_written`), so tagging then removing gives the file back.
 
     Returns:
         A :class:`BibReport`; ``new_text`` differs from ``text`` only inside tag fields.
@@ -234,9 +258,10 @@ def update_bib_text(text: str, predict: Predict, *, facets, field: str | None = 
 
     for p in an.block_problems:
         problem(*p)
-    planner = _Planner(text, vocab, field, an.cands)
+    planner = _Planner(text, vocab, field, an.cands, remove=remove)
     results: list[EntryResult] = []
     todo = []  # (cand, result, corrections, needs prediction)
+    ignored = 0  # entries with an ignored correction
     records = []
     for c in an.cands:
         line = an.line(c.start)
@@ -247,13 +272,18 @@ def update_bib_text(text: str, predict: Predict, *, facets, field: str | None = 
         if not c.editable or c.entry is None:
             res.status = "unreadable" if any(k == UNREADABLE for k, _ in c.problems) else "untouched"
             continue
+        if remove:
+            todo.append((c, res, None, False))
+            continue
         corr, why = _corrections(an, c, vocab)
         if why:
             problem(line, c.shown_key, WARNING, why)
             res.status = "untouched"
+            ignored += 1
             continue
         for w in corr.warnings if corr else ():
             problem(line, c.shown_key, WARNING, w)
+        ignored += bool(corr and corr.warnings)
         abstract = an.value(c, "abstract")
         if abstract:
             records.append({"key": c.entry.key, "title": an.value(c, "title") or "", "abstract": abstract})
@@ -304,7 +334,7 @@ def update_bib_text(text: str, predict: Predict, *, facets, field: str | None = 
             r = by_index[idx]
             r.status, r.changed, r.added, r.removed = "unreadable", False, [], []
             problem(r.line, r.key, UNREADABLE, "the edit could not be verified by re-parsing; left untouched")
-    report = BibReport(new_text, results)
+    report = BibReport(new_text, results, ignored_corrections=ignored)
     report.problems = sorted((Problem(ln, k, kind, "; ".join(rs)) for (ln, k, kind), rs in problems.items()),
                              key=lambda p: (p.line, p.kind != UNREADABLE))
     return report

@@ -7,8 +7,9 @@ shape (``method:qualitative``, ``Method:CNN`` and ``status:read`` are all the us
 Corrections: a field named ``tagger`` (name compared case-insensitively), which the tool
 reads and never writes, holds ``+label`` (pin: always written) and ``-label`` (veto: never
 written), separated by commas, semicolons or spaces.  In an exclusive facet a pin replaces
-the predicted label.  Unknown labels, terms without a sign, and a label both pinned and
-vetoed are warnings, and those terms are ignored.
+the predicted label.  Unknown labels, terms without a sign, a label both pinned and
+vetoed, and a second pin in an exclusive facet are warnings, and those terms are ignored
+(``tagger bib`` then exits 2, so that a pre-commit hook shows them).
 """
 
 from __future__ import annotations
@@ -168,8 +169,10 @@ def parse_corrections(inner: str, vocab: Vocabulary) -> Corrections:
             continue
         sign, label = term[0], term[1:]
         if sign not in "+-":
+            near = [] if vocab.is_tool_term(term) else vocab.closest(term)
+            hint = f"; closest label ids: {', '.join(near)}" if near else ""
             out.warnings.append(f"`{term}` in the {CORRECTIONS_FIELD} field has no sign "
-                                f"(+{term} pins it, -{term} vetoes it); ignored")
+                                f"(+{term} pins it, -{term} vetoes it{hint}); ignored")
             continue
         if not vocab.is_tool_term(label):
             near = vocab.closest(label)

@@ -4,9 +4,11 @@ Per file, on ``err`` (stderr): one line per problem, ``FILE:LINE: KEY: unreadabl
 (the entry is left untouched) or ``FILE:LINE: KEY: warning: REASON`` (at most 200
 characters, more only by as much as the path is longer than 80 characters), then
 the summary ``FILE: N entries: a tagged, b updated, c unchanged, d without abstract,
-e abstained, f unreadable, g warnings``.  On ``out`` (stdout): ``Fixing FILE`` for a file
+e abstained, f unreadable, g warnings``; for an entry that held tool terms and gains one,
+``FILE:LINE: KEY: +x added; to keep it off: tagger = {-x}``.  On ``out`` (stdout): ``Fixing FILE`` for a file
 written, with ``--check`` one line per stale entry, ``FILE:LINE: KEY: tags missing: +x +y``
-or ``FILE:LINE: KEY: tags out of date: +x -y``, and with ``--diff`` the unified diff.
+or ``FILE:LINE: KEY: tags out of date: +x -y`` (and ``; to keep it off: tagger = {-x}``
+when it gains a label; with ``--remove``, ``tags to remove: -x -y``), and with ``--diff`` the unified diff.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import codecs
 import difflib
 import os
+import re
 import sys
 from collections.abc import Iterable
 from typing import TextIO
@@ -98,14 +101,28 @@ def _diff(old: str, new: str, path: str) -> str:
     return "".join(difflib.unified_diff(lines(old), lines(new), fromfile=a, tofile=b))
 
 
-def _bounded(line: str, path: str) -> str:
-    """``line`` cut to :data:`MAX_LINE` characters (more only by a path over 80 characters)."""
+_QUOTED_RE = re.compile(r"`([^`]*)`")
+
+
+def _bounded(path: str, line: int, key: str, what: str, reason: str) -> str:
+    """The line ``FILE:LINE: KEY: WHAT REASON`` kept to about :data:`MAX_LINE` characters (more
+    by a path over 80 characters) by shortening the key (to 20 characters at the least) and
+    what the reason quotes of the file (a ```term``` over 40 characters); the reason and its
+    hint (the closest label ids, what to do) are never cut, since they are what to read."""
     limit = max(MAX_LINE, len(path) + MAX_LINE - 80)
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    shown = _short(key)
+    out = f"{path}:{line}: {shown}: {what}{reason}"
+    if len(out) > limit and len(shown) > 20:
+        shown = _short(key, max(20, len(shown) - (len(out) - limit)))
+        out = f"{path}:{line}: {shown}: {what}{reason}"
+    if len(out) > limit:
+        reason = _QUOTED_RE.sub(lambda m: m.group(0) if len(m.group(1)) <= 40 else f"`{m.group(1)[:37]}...`", reason)
+        out = f"{path}:{line}: {shown}: {what}{reason}"
+    return out
 
 
-def _short(key: str) -> str:
-    return key if len(key) <= 60 else key[:57] + "..."
+def _short(key: str, n: int = 60) -> str:
+    return key if len(key) <= n else key[: n - 3] + "..."
 
 
 def summary(path: str, report: BibReport, n_unreadable: int, n_warnings: int) -> str:
@@ -117,10 +134,26 @@ def summary(path: str, report: BibReport, n_unreadable: int, n_warnings: int) ->
             f"{n_unreadable} unreadable, {n_warnings} warnings")
 
 
-def _stale_line(path: str, e) -> str:
+def _keep_off(e) -> str:
+    """``; to keep it off: tagger = {-x}`` for an entry that held tool terms and gains some
+    (a label the model gives now, which the user may have removed by hand), else ``""``."""
+    if e.status != "updated" or not e.added:
+        return ""
+    them = "it" if len(e.added) == 1 else "them"
+    return f"; to keep {them} off: tagger = {{{', '.join(f'-{t}' for t in e.added)}}}"
+
+
+def _added_line(path: str, e) -> str:
+    """``FILE:LINE: KEY: +x added; to keep it off: tagger = {-x}`` (see :func:`_keep_off`)."""
+    return f"{path}:{e.line}: {_short(e.key)}: {' '.join(f'+{t}' for t in e.added)} added{_keep_off(e)}"
+
+
+def _stale_line(path: str, e, remove: bool = False) -> str:
+    if remove:
+        return f"{path}:{e.line}: {_short(e.key)}: tags to remove: " + " ".join(f"-{t}" for t in e.removed)
     terms = " ".join([f"+{t}" for t in e.added] + [f"-{t}" for t in e.removed])
     what = "tags missing" if not e.removed and e.status == "tagged" else "tags out of date"
-    return f"{path}:{e.line}: {_short(e.key)}: {what}" + (f": {terms}" if terms else "")
+    return f"{path}:{e.line}: {_short(e.key)}: {what}" + (f": {terms}" if terms else "") + _keep_off(e)
 
 
 def _process(path: str, report: BibReport, allow_unreadable: bool, err: TextIO) -> tuple[int, int]:
@@ -136,21 +169,22 @@ def _process(path: str, report: BibReport, allow_unreadable: bool, err: TextIO) 
         else:
             n_warnings += 1
             what = "warning: "
-        print(_bounded(f"{path}:{p.line}: {_short(p.key)}: {what}{p.reason}", path), file=err)
+        print(_bounded(path, p.line, p.key, what, p.reason), file=err)
     return n_unreadable, n_warnings
 
 
 def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: bool = False,
         strict: bool = False, diff: bool = False, field: str | None = None, encoding: str | None = None,
-        allow_unreadable: bool = False, out: TextIO | None = None, err: TextIO | None = None,
-        max_record_size: int | None = MAX_RECORD_SIZE) -> int:
+        allow_unreadable: bool = False, remove: bool = False, out: TextIO | None = None,
+        err: TextIO | None = None, max_record_size: int | None = MAX_RECORD_SIZE) -> int:
     """Contract of ``tagger bib FILE...`` and of the pre-commit hooks.
 
     For each file: read bytes, decode (a UTF-8/16/32 BOM names the encoding; else UTF-8, or
     ``encoding``), run :func:`~tagger.bib.edit.update_bib_text` (``predict`` called once per
     file, ``facets`` as there), print what the module docstring says.  Without ``check`` a
     changed file is written back atomically in its encoding (temporary file +
-    ``os.replace``, file mode kept); with ``check`` nothing is written.  An entry longer
+    ``os.replace``, file mode kept); with ``check`` nothing is written.  ``remove``
+    (``--remove``) takes the tool's terms out instead (``predict`` is not called).  An entry longer
     than ``max_record_size`` characters is never parsed nor shown to the model: it is
     unreadable (``value of N MB over the record size limit``) and kept byte for byte.  ``out``/``err``
     default to ``sys.stdout``/``sys.stderr`` as they are at call time.
@@ -158,7 +192,8 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
     Returns:
         2 if a file could not be read, decoded or written (one ``tagger: error: FILE: ...``
         line on ``err``, the file untouched), or if any entry is unreadable (unless
-        ``allow_unreadable``), or with ``strict`` if there is any warning; else 1 if a file
+        ``allow_unreadable``) or has a correction that was ignored (its warning names why and
+        the closest label ids; the rest of the file is written as usual), or with ``strict`` if there is any warning; else 1 if a file
         was changed (with ``check``: would be); else 0.  Every file is processed either way.
 
     Raises:
@@ -191,18 +226,18 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
             continue
         masked, originals, oversized = mask_oversized(text, max_record_size)
         del data
-        report = update_bib_text(masked, predict, facets=vocab, field=field, verify=not check)
+        report = update_bib_text(masked, predict, facets=vocab, field=field, verify=not check, remove=remove)
         if originals:  # an entry over --max-record-size: reported unreadable, left as it was
             report.new_text = unmask(report.new_text, originals)
             report.problems = sorted(report.problems + oversized, key=lambda p: p.line)
         del masked
         n_unreadable, n_warnings = _process(path, report, allow_unreadable, err)
         changed = report.new_text != text
-        if n_unreadable or (strict and n_warnings):
+        if n_unreadable or report.ignored_corrections or (strict and n_warnings):
             rc = 2
         if check:
             for e in report.stale:
-                print(_stale_line(path, e), file=out)
+                print(_stale_line(path, e, remove), file=out)
             if changed and diff:
                 out.write(_diff(text, report.new_text, path))
         elif changed:
@@ -220,6 +255,9 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
             print(f"Fixing {path}", file=out)
             if diff:
                 out.write(_diff(text, report.new_text, path))
+            for e in report.entries:
+                if _keep_off(e):
+                    print(_added_line(path, e), file=err)
         if changed:
             rc = max(rc, 1)
         print(summary(path, report, n_unreadable, n_warnings), file=err)

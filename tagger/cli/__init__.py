@@ -47,6 +47,50 @@ def _kill_workers():
                 pass
 
 
+class _QuietStderr:
+    """``sys.stderr`` that never stops the work: once its reader has gone (``2>&1 | head -1``)
+    or it cannot be written, what follows goes to ``/dev/null`` instead of raising, so that a
+    command still finishes and writes its ``-o`` file.  Everything else is the real stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def _lost(self):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            self._stream = open(os.devnull, "w")
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except (BrokenPipeError, OSError, ValueError):
+            self._lost()
+            return len(text)
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            self._lost()
+            try:
+                self._stream.flush()  # the rest of the buffer, into /dev/null
+            except (OSError, ValueError):
+                pass
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _guard_stderr():
+    """Install :class:`_QuietStderr` (once; not over a test's captured stream)."""
+    err = sys.stderr
+    if err is not None and not isinstance(err, _QuietStderr) and err is sys.__stderr__:
+        sys.stderr = _QuietStderr(err)
+
+
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, unwound like Ctrl-C so that temporary output files are removed."""
 
@@ -65,16 +109,20 @@ def main(argv=None):
     # (10x / 1x rows 1.20 against 1.22-1.28; benchmarks/scale.py).  A user's own choice wins.
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     signal.signal(signal.SIGTERM, _on_sigterm)
+    _guard_stderr()
     try:
         rv = cli.main(args=argv, prog_name="tagger", standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt) as e:
         # Output files were already removed on the way out (Target).  Leave at once:
         # a normal exit would wait on worker processes (--jobs), which end with their parent.
         term = isinstance(e, _Terminated) or isinstance(e.__cause__, _Terminated)
+        message = getattr(e, "tagger_message", None) or getattr(e.__cause__, "tagger_message", None)
         try:
             _kill_workers()
             if not isinstance(e, click.exceptions.Abort):  # click has already ended the line
                 sys.stderr.write("\n")
+            if message:  # what was not written, and how far it had got
+                sys.stderr.write(message + "\n")
             sys.stderr.flush()
         finally:
             os._exit(143 if term else 130)

@@ -142,6 +142,13 @@ def warn(msg: str) -> None:
     click.echo(f"tagger: warning: {msg}", err=True)
 
 
+def say_if_empty(inputs, read: int) -> None:
+    """One line on stderr when no record at all was read from ``inputs`` (an empty file,
+    ``[]``, a CSV of only its header row, ``< /dev/null``); the exit status stays 0."""
+    if not read:
+        click.echo(f"tagger: no records read from {inputs.names()}", err=True)
+
+
 def open_inputs(files, opts: dict):
     """The :class:`~tagger.pipeline.inputs.Inputs` of a command's ``files`` and options; on a
     terminal, first says how to end abstracts typed in."""

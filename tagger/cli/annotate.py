@@ -79,6 +79,9 @@ def annotate(pool, queue_n, exclude, scores_out, out, annotator, order, seed, re
         licence=licence, exclude=exclude, read=dict(input_format=input_format, text_field=text_field,
                                                     title_field=title_field, id_field=id_field),
         min_words=min_words, model_opt=model, taxonomy_opt=taxonomy, warn=_warn)
+    if stats.get("nothing"):
+        click.echo(f"tagger: {stats['nothing']}", err=True)
+        return 0
     click.echo(f"{out}: {plural(stats['added'], 'record')} tagged in this run, {stats['rows']} in the file, "
                f"{stats['left']} left in the pool", err=True)
     return 0

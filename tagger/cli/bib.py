@@ -18,17 +18,22 @@ from ._common import Ticker, exit_code, max_record_size_option, model_options
 @click.option("--diff", is_flag=True, help="Print the unified diff of what is (or would be) written.")
 @click.option("--field", metavar="NAME", help="Write tags into this tool-owned field instead of merging into keywords.")
 @click.option("--encoding", metavar="NAME", help="The files' encoding when not UTF-8 and without a BOM (written back in it).")
+@click.option("--remove", is_flag=True,
+              help="Take this taxonomy's label ids out of the tag field (your own terms and every other byte stay); "
+                   "with --check, list what would be removed.")
 @click.option("--min-words", type=click.IntRange(0), default=None, help="Abstain on shorter abstracts [default: 20].")
 @max_record_size_option
 @model_options
 @exit_code
-def bib(files, check, strict, allow_unreadable, diff, field, encoding, min_words, model, taxonomy, max_record_size):
+def bib(files, check, strict, allow_unreadable, diff, field, encoding, remove, min_words, model, taxonomy,
+        max_record_size):
     """Keep the tags of .bib entries current (the pre-commit hook).
 
     Tags are merged into each entry's keywords field, after the user's own terms, which keep
     their text, order and separator; a `tagger` field of an entry pins (+label) or vetoes
     (-label) tags; every other byte of the file stays as it was.  Exit 1 when a file was
-    changed (or, with --check, would be), else 0; 2 on unreadable files or entries.
+    changed (or, with --check, would be), else 0; 2 on unreadable files or entries, or a
+    correction that was ignored.  --remove takes the tool's terms out again.
     """
     import codecs
 
@@ -58,7 +63,7 @@ def bib(files, check, strict, allow_unreadable, diff, field, encoding, min_words
 
     try:
         return bibmod.run(files, predict=predict, facets=m.facets, check=check, strict=strict, diff=diff,
-                          field=field, encoding=encoding, allow_unreadable=allow_unreadable,
+                          field=field, encoding=encoding, allow_unreadable=allow_unreadable, remove=remove,
                           max_record_size=max_record_size)
     except ValueError as e:
         raise TaggerError(str(e)) from None

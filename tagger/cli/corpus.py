@@ -28,7 +28,11 @@ def corpus_check(file, taxonomy, provenance):
     from ..resources import taxonomy_path
     from ..taxonomy import load_taxonomy
 
-    problems = check_corpus(file, load_taxonomy(taxonomy_path(taxonomy)), provenance="auto" if provenance is None else provenance)
+    tax = load_taxonomy(taxonomy_path(taxonomy))
+    problems = check_corpus(file, tax, provenance="auto" if provenance is None else provenance)
+    other = _another_taxonomy(file, tax)
+    if other:  # one line, not one per row and label
+        problems = [other] + [p for p in problems if ": unknown label " not in p]
     for p in problems:
         click.echo(p)
     if problems:
@@ -38,3 +42,17 @@ def corpus_check(file, taxonomy, provenance):
     return 0
 
 
+
+
+def _another_taxonomy(file, tax) -> str | None:
+    """The line to print instead of the unknown-label lines when most of the distinct labels
+    ``file`` uses (and 3 or more) are not ``tax``'s: it looks like a corpus of another taxonomy."""
+    from ..corpus import load_corpus
+
+    used = {lb for r in load_corpus(file) for lb in r["labels"]}
+    unknown = sorted(used - set(tax.label_ids))
+    if len(unknown) < 3 or len(unknown) * 2 <= len(used):  # a typo or two: each named as usual
+        return None
+    name = f"{tax.name} ({tax.path})" if getattr(tax, "path", None) else tax.name
+    return (f"{file}: looks like a corpus of another taxonomy: {len(unknown)} of the {len(used)} labels it uses "
+            f"(e.g. {', '.join(unknown[:3])}) are not in {name}; pass its taxonomy with --taxonomy FILE")

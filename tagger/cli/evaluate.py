@@ -69,7 +69,10 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, json_out, per_
         curve = load_learning_curve(learning_curve)  # fail now, not after the cross-validation
     path = test_file or corpus
     need_corpus(path)
-    problems = check_corpus(path, tax)
+    warnings: list[str] = []
+    problems = check_corpus(path, tax, test_set=bool(test_file), warnings=warnings)
+    for w in warnings:  # a test set: duplicates are worth knowing, not a reason to refuse it
+        click.echo(f"tagger: warning: {w}", err=True)
     if problems:
         raise TaggerError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     records = load_corpus(path)

@@ -7,7 +7,7 @@ import click
 from ..errors import TaggerError
 from ..wording import plural
 from ._app import cli
-from ._common import bib_status, exit_code, io_options, open_inputs, quiet_broken_pipe, warn
+from ._common import bib_status, exit_code, io_options, open_inputs, quiet_broken_pipe, say_if_empty, warn
 
 
 def check_quoted(expr: str, files) -> None:
@@ -73,6 +73,7 @@ def filter_(expr, files, retag, min_score, invert, count, **opts):
     except BrokenPipeError as e:
         quiet_broken_pipe()
         return 0 if getattr(e, "kept", 0) else 1
+    say_if_empty(inputs, getattr(inputs, "seen", 1))
     if skipped:
         click.echo(f"tagger: {plural(skipped, 'bad record')} skipped, {kept} kept", err=True)
     return bib_status(inputs, opts, 0 if kept else 1)

@@ -7,7 +7,7 @@ import click
 from ..errors import TaggerError
 from ..wording import plural
 from ._app import cli
-from ._common import bib_status, Ticker, exit_code, io_options, open_inputs, quiet_broken_pipe, warn
+from ._common import Ticker, bib_status, exit_code, io_options, open_inputs, quiet_broken_pipe, say_if_empty, warn
 
 
 @cli.command(short_help="Tag the abstracts of text, JSON, CSV, BibTeX or Parquet files.")
@@ -47,6 +47,13 @@ def label(files, facets, explain, explain_top, dask_address, **opts):
     except BrokenPipeError:
         quiet_broken_pipe()
         return 0
+    except KeyboardInterrupt as e:  # Ctrl-C (or SIGTERM): the temporary file is gone already
+        if not target.streams:
+            done = getattr(e, "records_done", 0)
+            e.tagger_message = (f"tagger: interrupted: {opts['output']} was not written "
+                                f"({plural(done, 'record')} had been tagged)")
+        raise
+    say_if_empty(inputs, written + skipped)
     if skipped:
         click.echo(f"tagger: {plural(skipped, 'bad record')} skipped, {written} written", err=True)
     return bib_status(inputs, opts, 0)

@@ -23,19 +23,33 @@ from ..text import document_text
 BASELINE_CS = (0.1, 1.0, 10.0, 100.0)
 
 
-def figures(Y, P, T, taxonomy, rows=None) -> dict:
+def figures(Y, P, T, taxonomy, rows=None, present_only: bool = False) -> dict:
     """All figures for the rows ``rows`` (default all): ``{"all": {...}, facet: {...}}``.
 
     Each block holds the :func:`~tagger.metrics.prf` and :func:`~tagger.metrics.ranking`
     figures and ``documents``.  ``Y``/``T`` are 0/1 (n, L), ``P`` probabilities (n, L).
+    ``present_only`` (a separate test set, bib-eval): the macro averages are over the labels
+    the hand tags hold at least once (``macro_labels`` of ``macro_of``), since a label absent
+    from a small set would count as F1 0 whatever the model does; micro and the rest pool
+    every label as before.
     """
     if rows is not None:
         Y, P, T = Y[rows], P[rows], T[rows]
     labels = taxonomy.label_ids
-    out = {"all": {**prf(Y, T), **ranking(Y, P), "documents": int(len(Y))}}
+
+    def block(cols):
+        b = {**prf(Y[:, cols], T[:, cols]), **ranking(Y[:, cols], P[:, cols]), "documents": int(len(Y))}
+        if present_only:
+            have = [c for c in cols if Y[:, c].any()]
+            if have and len(have) < len(cols):
+                macro = prf(Y[:, have], T[:, have])
+                b.update({k: v for k, v in macro.items() if k.endswith("_macro")})
+            b["macro_labels"], b["macro_of"] = len(have), len(cols)
+        return b
+
+    out = {"all": block(list(range(len(labels))))}
     for f in taxonomy.facets:
-        cols = [labels.index(lb.id) for lb in f.labels]
-        out[f.id] = {**prf(Y[:, cols], T[:, cols]), **ranking(Y[:, cols], P[:, cols]), "documents": int(len(Y))}
+        out[f.id] = block([labels.index(lb.id) for lb in f.labels])
     return {k: {m: (round(v, 4) if isinstance(v, float) else v) for m, v in d.items()} for k, d in out.items()}
 
 
@@ -63,9 +77,10 @@ def parts(records) -> dict:
             "eras": {k: m for k, m in eras.items() if m.sum() > 1}}
 
 
-def _part_figures(Y, P, T, taxonomy, masks) -> dict:
+def _part_figures(Y, P, T, taxonomy, masks, present_only: bool = False) -> dict:
     """``{"samples": {name: figures}, "eras": {name: figures}}`` for :func:`parts` masks."""
-    return {kind: {name: figures(Y, P, T, taxonomy, m) for name, m in d.items()} for kind, d in masks.items()}
+    return {kind: {name: figures(Y, P, T, taxonomy, m, present_only) for name, m in d.items()}
+            for kind, d in masks.items()}
 
 
 def _baseline_oof(texts, Y, taxonomy, tr, te, inner_k, seed, tfidf_params):
@@ -171,10 +186,18 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     folds = stratified_folds(Y, k, seed)
     steps = (len(folds) + (1 if bib_eval else 0)) * len(systems)
     done = 0
+    if progress:  # from the first second: a fold of the shipped corpus takes minutes
+        report_progress(progress, 0, steps, f"{len(records)} documents, {k} folds of {inner_k} inner folds each; "
+                                            f"starting fold 1 of {k}")
     for fold, (tr, te) in enumerate(folds, 1):
         tr_texts = [texts[i] for i in tr]
+
+        def inner(n, of, fold=fold):
+            if progress:
+                report_progress(progress, done, steps, f"fold {fold} of {k}: tagger, inner fold {n} of {of} done")
+
         Pin = out_of_fold_proba(tr_texts, Y[tr], taxonomy, inner_k, seed + 1, params, num_rounds, tfidf_params,
-                                space=space)
+                                progress=inner, space=space)
         fm = fit(tr_texts, Y[tr], taxonomy, params, num_rounds, tfidf_params, space=space)
         if stage2:  # fitted on the inner out-of-fold scores; thresholds on its cross-fitted ones
             fm.stage2 = st2.fit(Pin, Y[tr])
@@ -225,26 +248,26 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
         thresholds, _ = tune_thresholds(Y, Pin, taxonomy)
         Pb = fitted_proba(fm, taxonomy, bt)
         Tb["tagger"] = decide(Pb, thresholds, taxonomy)
-        out["tagger"]["bib_eval"] = figures(Yb, Pb, Tb["tagger"], taxonomy)
+        out["tagger"]["bib_eval"] = figures(Yb, Pb, Tb["tagger"], taxonomy, present_only=True)
         done += 1
         if progress:
             report_progress(progress, done, steps, "bib-eval entries: tagger")
         if baseline:
             Pbb, thb = _baseline_fit_score(texts, Y, bt, taxonomy, inner_k, seed, tfidf_params)
             Tb["baseline"] = decide(Pbb, thb, taxonomy)
-            out["baseline"]["bib_eval"] = figures(Yb, Pbb, Tb["baseline"], taxonomy)
+            out["baseline"]["bib_eval"] = figures(Yb, Pbb, Tb["baseline"], taxonomy, present_only=True)
             done += 1
             if progress:
                 report_progress(progress, done, steps, "bib-eval entries: baseline")
         for peer in peers:
             Tb[peer] = PEERS[peer](texts, Y, bt)
-            out[peer]["bib_eval"] = figures(Yb, Tb[peer], Tb[peer], taxonomy)
+            out[peer]["bib_eval"] = figures(Yb, Tb[peer], Tb[peer], taxonomy, present_only=True)
             done += 1
             if progress:
                 report_progress(progress, done, steps, f"bib-eval entries: {peer}")
         scores = {"tagger": Pb, **({"baseline": Pbb} if baseline else {})}
         for name, D in Tb.items():
-            out[name]["bib_eval_parts"] = {part: figures(Yb, scores.get(name, D), D, taxonomy, m)
+            out[name]["bib_eval_parts"] = {part: figures(Yb, scores.get(name, D), D, taxonomy, m, present_only=True)
                                            for part, m in bib_parts(bib_eval).items()}
     if peers:
         out["comparisons"] = _comparisons(Y, T, masks, peers, Yb if bib_eval else None, Tb,
@@ -301,13 +324,16 @@ def evaluate_model(model, records, taxonomy, bib_eval=None, bib_eval_note=None) 
 
     Y, P, T = score(records)
     uniform = np.array([r.get("sample") == "uniform" for r in records])
+    rows = per_label(Y, T, taxonomy.label_ids)
     out = {"documents": len(records), "tagger": {
-        "all": figures(Y, P, T, taxonomy),
-        "uniform": figures(Y, P, T, taxonomy, uniform) if uniform.sum() > 1 else None,
-        **_part_figures(Y, P, T, taxonomy, parts(records)),
-        "per_label": per_label(Y, T, taxonomy.label_ids)},
+        "all": figures(Y, P, T, taxonomy, present_only=True),
+        "uniform": figures(Y, P, T, taxonomy, uniform, present_only=True) if uniform.sum() > 1 else None,
+        **_part_figures(Y, P, T, taxonomy, parts(records), present_only=True),
+        # a label the test set never holds has no F1 to report: left out of the table, counted
+        "per_label": [r for r in rows if r["support"]],
+        "labels_without_support": sum(1 for r in rows if not r["support"])},
         "bib_eval": {"documents": len(bib_eval) if bib_eval else 0, "note": bib_eval_note}}
     _add_drawn(out["tagger"], Y, P, T, dict(zip(model.labels, model.thresholds.tolist())), taxonomy)
     if bib_eval:
-        out["tagger"]["bib_eval"] = figures(*score(bib_eval), taxonomy)
+        out["tagger"]["bib_eval"] = figures(*score(bib_eval), taxonomy, present_only=True)
     return out

@@ -116,6 +116,17 @@ def format_report(result: dict, taxonomy) -> str:
     if note:
         lines.append(note)
         lines.append("")
+    macro = [(title, _block(result, "tagger", path)["all"]) for path, title in report_parts(result)
+             if (_block(result, "tagger", path) or {}).get("all", {}).get("macro_of")]
+    if macro:  # a test file and bib-eval: macro-F1 over the labels the set holds
+        said = ", ".join(f"{t.split(':')[0]} {b['macro_labels']} of {b['macro_of']}" for t, b in macro[:3])
+        line = f"macro-F1 of a test set and of bib-eval: over the labels present in it ({said})"
+        lines.append(line if len(line) <= REPORT_WIDTH else line[:REPORT_WIDTH - 2] + "…)")
+    n_absent = (result.get("tagger") or {}).get("labels_without_support")
+    if n_absent:
+        lines.append(f"per-label table: {plural(n_absent, 'label')} with no support in the test set left out")
+    if macro or n_absent:
+        lines.append("")
     lines += format_comparisons(result)
     return "\n".join(lines)
 

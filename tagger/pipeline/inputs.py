@@ -35,6 +35,10 @@ class Inputs:
         tables = {f for f in self.formats if f in ("csv", "tsv")}
         self.table_format = tables.pop() if len(tables) == 1 and len(set(self.formats)) == 1 else None
 
+    def names(self) -> str:
+        """The inputs as a message names them: ``FILE``, ``standard input``, ``a.csv, b.csv``."""
+        return ", ".join("standard input" if f == "-" else f for f in self.files)
+
     def _check_fields_apply(self, given: list) -> None:
         """--text-field, --title-field and --id-field name fields of records; a text input
         (.txt: one abstract per paragraph; lines) has none.  Named on the command line with

@@ -76,6 +76,9 @@ def _stream(model, inputs, writer, opts, explain, warn, progress):
                     progress(writer.count, None, "records tagged")
     except TaggerError as e:
         raise with_count(e, writer.count, opts["output"]) from None
+    except KeyboardInterrupt as e:  # how far it got, for the line the command prints
+        e.records_done = writer.count
+        raise
     finally:
         progress(writer.count, None, None)
     return writer.count, len(skipped)
@@ -86,7 +89,8 @@ def filter_files(tagger, inputs, target, fmt, query, opts, *, retag=False, min_s
     """Write the records of ``inputs`` whose tags match ``query`` (a :mod:`tagger.query`
     expression; ``invert``: those that do not) to ``target`` in ``fmt``, or, with ``count``,
     only their number.  Records that carry tags keep them unless ``retag`` or a threshold of
-    one's own; the others are tagged on the fly.  Returns ``(kept, skipped)``; a
+    one's own; the others are tagged on the fly.  Returns ``(kept, skipped)`` (and sets
+    ``inputs.seen``, the records read, when it reads them one by one); a
     ``BrokenPipeError`` carries ``kept`` as the records kept so far."""
     from .trusted import trusted_or_tagged
 
@@ -137,6 +141,7 @@ def filter_files(tagger, inputs, target, fmt, query, opts, *, retag=False, min_s
     except BrokenPipeError as e:
         e.kept = kept
         raise
+    inputs.seen = seen + len(skipped)  # records read, for "no records read from FILE"
     return kept, len(skipped)
 
 
