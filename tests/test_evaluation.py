@@ -125,9 +125,12 @@ def test_report_rows_per_facet_and_system_within_100_columns(small_cv, taxonomy)
     assert lines[0].startswith("== whole corpus: ") and lines[0].endswith("-fold cross-validation")
     assert lines[1].split() == ["facet", "system"] + [w for _, h in REPORT_COLUMNS for w in h.split()]
     facets = ["all"] + [f.id for f in taxonomy.facets]
-    rows = lines[2:2 + 2 * len(facets)]
-    assert [r.split()[0] for r in rows[::2]] == facets and all(r.split()[1] == "tagger" for r in rows[::2])
-    assert all(r.split()[0] == "baseline" for r in rows[1::2])
+    systems = ["tagger", "baseline", "plain_lr", "svm"]  # the tuned baseline, then the two pinned peers
+    rows = lines[2:2 + len(systems) * len(facets)]
+    step = len(systems)
+    assert [r.split()[0] for r in rows[::step]] == facets and all(r.split()[1] == "tagger" for r in rows[::step])
+    for i, name in enumerate(systems[1:], 1):
+        assert all(r.split()[0] == name for r in rows[i::step])
     all_tagger = [float(x) for x in rows[0].split()[2:]]
     assert all_tagger == [round(small_cv["tagger"]["all"]["all"][k], 4) for k, _ in REPORT_COLUMNS]
     assert "== sample uniform: " in text  # each sample, each era, in the same shape
@@ -142,7 +145,7 @@ def test_report_shows_samples_and_eras_in_the_same_shape(small_cv, taxonomy):
     heads = [ln for ln in text.splitlines() if ln.startswith("== ")]
     assert [h.split(":")[0] for h in heads] == ["== whole corpus", "== sample uniform",
                                                "== sample active-learning-round-with-a-long-name", "== era 1993-2018",
-                                               "== bib-eval"]
+                                               "== bib-eval", "== tagger minus peer, micro-F1 [95% paired bootstrap interval]"]
     assert max(map(len, text.splitlines())) <= 100 and text.count("\nall ") == 5
 
 

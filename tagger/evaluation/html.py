@@ -287,11 +287,12 @@ def render_html(result: dict, taxonomy, title: str = "") -> str:
     H.append("<h2>Threshold against F1</h2><p class='note'>Each label's F1 as its threshold moves, from the "
              + ("pooled out-of-fold scores; the mark is the threshold chosen inside the training folds (their mean)"
                 if "folds" in result else "test scores; the mark is the model's threshold")
-             + (", the dashed line the baseline" if len(systems) > 1 else "") + ".</p>")
-    curves = {s: result[s]["threshold_curves"] for s in systems}
+             + (", the dashed line the baseline" if "baseline" in systems else "") + ".</p>")
+    scored = [s for s in systems if s in ("tagger", "baseline")]  # the peers give decisions, not scores
+    curves = {s: result[s]["threshold_curves"] for s in scored}
     for f in taxonomy.facets:
         H.append(f"<h3>{escape(f.id)}</h3><div class='curves'>"
-                 + "".join(_curve(lb.id, curves, systems) for lb in f.labels) + "</div>")
+                 + "".join(_curve(lb.id, curves, scored) for lb in f.labels) + "</div>")
     H.append("<h2>Learning curve</h2>")
     if result.get("learning_curve"):
         H.append("<p class='note'>Cross-validated F1 on growing subsets of the corpus.</p>"
