@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tagger.annotate.agreement import agreement  # noqa: E402
 
-SAMPLES = ["seed", "uniform", "rare-label-search", "older-uniform", "active", "bib-eval"]
+SAMPLES = ["seed", "uniform", "rare-label-search", "older-uniform", "active", "field-uniform", "bib-eval"]
 FACETS = ["modality", "method", "evaluation", "contribution"]
 
 
@@ -57,7 +57,7 @@ def main(fx):
     adj = rows(fx / "agreement" / "adjudicated.jsonl")
     print(f"\nadjudicated by a third reader: {len(adj)}\n")
     labels = sorted({lab for r in corpus for lab in r["labels"]}, key=lambda x: (FACETS.index(x.split(':')[0]), x))
-    cols = ["all", "uniform", "older-uniform", "active"]
+    cols = ["all", "uniform", "older-uniform", "active", "field-uniform"]
     print("| label | " + " | ".join(cols) + " | bib-eval |\n|---|" + "---:|" * (len(cols) + 1))
     for lab in labels:
         c = [sum(lab in r["labels"] for r in corpus if k == "all" or r["sample"] == k) for k in cols]
