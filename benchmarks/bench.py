@@ -26,7 +26,7 @@ Figures (targets in brackets):
    before each run is kept in the JSON).  The floor is the rate at which the same file is
    merely read, JSON-decoded, lower-cased and tokenised with
    ``re.findall(r"[a-z0-9]+", ...)`` in this Python process.  Ratios: jobs1 / floor
-   [>= 0.15], jobs2 / jobs1 [>= 1.6].  The --jobs 2 output must be byte-identical to the
+   [>= 0.12, since the text space], jobs2 / jobs1 [>= 1.6].  The --jobs 2 output must be byte-identical to the
    --jobs 1 output.
 3. Peak RSS (maximum resident set size of the ``tagger label --jobs 1`` process, from
    ``/usr/bin/time -v``, else from ``os.wait4``'s rusage of that one child) on the 20,000
@@ -34,7 +34,7 @@ Figures (targets in brackets):
    about the same: memory stays flat while streaming; "flat" here is 100k / 20k <= 1.25].
 4. Installed size.  A wheel built from a copy of the working tree (``pip wheel --no-deps``),
    installed with ``pip install --no-deps --target`` into a temporary directory; the size of
-   the installed ``tagger`` directory, model and byte-code included [< 15 MB].
+   the installed ``tagger`` directory, model, text space and byte-code included [< 35 MB].
 5. .bib files.  Every ``bib/real/*.bib`` copied to a temporary directory (the shared files are
    never touched): wall time of one ``tagger bib --check`` over all copies, versus one
    ``tagger label`` of the same entries' title + abstract from a JSONL file (extracted with
@@ -81,11 +81,11 @@ CHILD_ENV = dict(os.environ)
 TARGETS = {
     "help_vs_floor": 1.5,  # at most
     "label_one_vs_floor": 3.0,  # at most
-    "jobs1_vs_floor": 0.15,  # at least
+    "jobs1_vs_floor": 0.12,  # at least (issue 18: 0.15 before the text space)
     "jobs2_vs_jobs1": 1.6,  # at least
     "peak_rss_mb": 300.0,  # below
     "rss_growth": 1.25,  # at most: peak RSS on 100k / on 20k
-    "installed_mb": 15.0,  # below
+    "installed_mb": 35.0,  # below (issue 18: the text space is 21 MB)
     "bib_vs_label": 2.0,  # at most
     "bib_broken_vs_clean": 2.0,  # at most
 }
