@@ -92,8 +92,10 @@ class TfidfFeatures:
                                              **self.extra)
         return self._analyzer
 
-    def transform(self, texts) -> "FeatureBatch":
+    def transform(self, texts, tokens=None) -> "FeatureBatch":
         """The TF-IDF rows of ``texts`` (a sequence of str) as a sparse :class:`FeatureBatch`.
+        ``tokens``: :func:`tokenize` of the same texts, when another vocabulary (a text space)
+        reads them too (one tokenisation for both; not with the negation feature).
 
         Equal to scikit-learn's ``TfidfVectorizer.transform`` with this model's vocabulary and
         idf within 1e-12 (``tests/test_features.py``), computed batch-wise in numpy: each text
@@ -102,7 +104,7 @@ class TfidfFeatures:
         """
         if self._batcher is None:
             self._batcher = _BatchAnalyzer(self)
-        return self._batcher.transform(list(texts))
+        return self._batcher.transform(list(texts), tokens)
 
     def transform_rows(self, texts) -> list[dict[int, float]]:
         """One ``{column: weight}`` dict per text: the sparse rows of the TF-IDF matrix."""
@@ -293,19 +295,17 @@ class _BatchAnalyzer:
             self.cue_second[old:total] = [self._cue_second.get(r, -1) if p else -1 for r, p in zip(runs, plain)]
         self.n_known = total
 
-    def transform(self, texts: list[str]) -> FeatureBatch:
+    def transform(self, texts: list[str], tokens=None) -> FeatureBatch:
         import numpy as np
 
         n_rows = len(texts)
         if len(self.ids) > self.MAX_TOKENS:
             self._reset()
-        runs: list[bytes] = []
-        lens = []
         negate = self.negate
-        for t in texts:
-            r = run_bytes(negate(token_text(t)) if negate else token_text(t))
-            runs += r
-            lens.append(len(r))
+        if tokens is not None and not negate:
+            runs, lens = tokens
+        else:
+            runs, lens = tokenize(texts, negate)
         ids = np.fromiter(map(self.ids.__getitem__, runs), dtype=np.int64, count=len(runs))
         if len(self.ids) > self.n_known:
             self._classify_new()
@@ -352,6 +352,19 @@ class _BatchAnalyzer:
         norm = np.sqrt(np.bincount(row, weights=value * value, minlength=n_rows))
         value /= norm[row]
         return FeatureBatch(n_rows, row, col, value, n_tokens, n_function)
+
+
+def tokenize(texts, negate=None) -> tuple[list[bytes], list[int]]:
+    """The runs of letters and digits of each text (:func:`tagger.text.run_bytes` of its
+    :func:`~tagger.text.token_text`, through ``negate`` first when given), all in one list,
+    and how many each text has: what :class:`_BatchAnalyzer` reads."""
+    runs: list[bytes] = []
+    lens = []
+    for t in texts:
+        r = run_bytes(negate(token_text(t)) if negate else token_text(t))
+        runs += r
+        lens.append(len(r))
+    return runs, lens
 
 
 def fit_tfidf(texts, params: dict | None = None):

@@ -163,9 +163,13 @@ class Model:
         :class:`~tagger.features.FeatureBatch` with, when the model has a text space, its
         components in ``components`` (float64, (n, k))."""
         texts = list(texts)
-        batch = self.features.transform(texts)
-        if self.space is not None:
-            batch.components = self.space.transform(texts)
+        if self.space is None:
+            return self.features.transform(texts)
+        from .features import tokenize
+
+        tokens = None if self.features.extra.get("negation") else tokenize(texts)  # one pass for both vocabularies
+        batch = self.features.transform(texts, tokens)
+        batch.components = self.space.project(self.space.features.transform(texts, tokens))
         return batch
 
     # -- scoring --------------------------------------------------------------------------
