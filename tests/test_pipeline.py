@@ -82,7 +82,7 @@ def test_ctrl_c_exits_130_without_traceback():
                          stderr=subprocess.PIPE, env=ENV)
     p.stdin.write(b"An abstract that is waiting for more input to come.\n")
     p.stdin.flush()
-    time.sleep(1.5)  # let it start and block on stdin
+    time.sleep(3.0)  # let it start and block on stdin (a loaded machine needs the time)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130
