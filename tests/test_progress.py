@@ -70,6 +70,9 @@ def test_train_and_evaluate_say_each_step_when_not_on_a_terminal(tmp_path, corpu
     inner = [f"fold {f} of 2: tagger, inner fold {n} of 3 done" for f in (1, 2) for n in (1, 2, 3)]
     assert [s.split(": ", 2)[2] for s in steps] == [f"{len(rows)} documents, 2 folds of 3 inner folds each; "
                                                     "starting fold 1 of 2", *inner[:3],
-                                                    "fold 1 of 2: tagger", "fold 1 of 2: baseline", *inner[3:],
+                                                    "fold 1 of 2: tagger", "fold 1 of 2: baseline",
+                                                    "fold 1 of 2: plain_lr", "fold 1 of 2: svm", *inner[3:],
                                                     "fold 2 of 2: tagger", "fold 2 of 2: baseline",
-                                                    "bib-eval entries: tagger", "bib-eval entries: baseline"]
+                                                    "fold 2 of 2: plain_lr", "fold 2 of 2: svm",
+                                                    "bib-eval entries: tagger", "bib-eval entries: baseline",
+                                                    "bib-eval entries: plain_lr", "bib-eval entries: svm"]

@@ -93,8 +93,8 @@ def test_walkthrough(tmp_path):
     report = get("tagger evaluate").split("\n\n")[0].splitlines()  # the whole corpus: a row per facet and system
     rows = {ln.split()[0]: ln.split() for ln in report[2:] if len(ln.split()) > 2 and ln.split()[1] == "tagger"}
     figures = [f"{float(rows[f][2]):.3f}" for f in ("all", "platform", "task", "approach")]  # micro-F1
-    assert f"micro-F1 {figures[0]} over all labels" in prose
-    assert f"platform {figures[1]}, task {figures[2]}, approach {figures[3]}" in prose
+    assert f"micro-F1 {figures[0]} over all labels" in prose, figures
+    assert f"platform {figures[1]}, task {figures[2]}, approach {figures[3]}" in prose, figures
     page = (work / "robotics-report.html").read_text(encoding="utf-8")
     assert f'data-fig="tagger/all/all/f1_micro">{figures[0]}<' in page and "task:navigation" in page
     blocks = get("tagger label").strip().split("\n\n")
