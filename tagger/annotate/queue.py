@@ -46,7 +46,7 @@ def score_rows(model, rows, min_words=None):
     todo = [i for i, r in enumerate(rows) if not too_short_reason(r["abstract"], min_words)]
     if not todo:
         return out
-    batch = model.features.transform([document_text(rows[i], "abstract", "title") for i in todo])
+    batch = model.transform([document_text(rows[i], "abstract", "title") for i in todo])
     proba = model._link(model.raw_scores_of(batch))  # one transform serves the language test and the scores
     m = margins(proba, model.thresholds)
     nearest = m.argmin(axis=1)

@@ -49,7 +49,11 @@ def explain_batch(model, text: str, tags: list[str], top: int = 3) -> dict[str, 
         return {}
     feats = model.features
     X = feats.transform_csr([text])
-    present = set(X.indices.tolist())
+    present = set(X.indices.tolist())  # the terms; a text space's components add to no n-gram
+    if model.space is not None:
+        import scipy.sparse as sp
+
+        X = sp.hstack([X, sp.csr_matrix(model.space.transform([text]))], format="csr")
     forms = surface_forms(feats.analyzer(), text)
     out = {}
     for tag in tags:
@@ -60,7 +64,7 @@ def explain_batch(model, text: str, tags: list[str], top: int = 3) -> dict[str, 
             labs = next(labs for f, _, labs in model.facets if f == facet)
             contrib = contrib[1 + labs.index(tag)]  # class 0 is "none of the facet's labels"
         contrib = (contrib.toarray() if hasattr(contrib, "toarray") else np.asarray(contrib))[0]
-        n_feat = feats.n_features + 1
+        n_feat = model.n_features + 1
         if contrib.shape[0] > n_feat:  # multiclass, dense layout: class blocks of n_features + 1
             facet = tag.split(":", 1)[0]
             labs = next(labs for f, _, labs in model.facets if f == facet)

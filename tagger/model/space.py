@@ -86,6 +86,7 @@ class TextSpace:
         #: where a model trained with this space finds it: "package" (the packaged
         #: models/space) or "model" (a copy of ``source``, a directory, in the model's space/)
         self.location, self.source = "package", None
+        self._scratch = None
 
     @property
     def k(self) -> int:
@@ -108,10 +109,15 @@ class TextSpace:
 
         Z = np.zeros((batch.n_rows, self.k))
         if batch.row.size:
-            row = batch.row
+            if self._scratch is None:
+                from .forest import Scratch
+
+                self._scratch = Scratch()  # work arrays kept between batches: no fresh pages per batch
+            row, n, k = batch.row, batch.row.size, self.k
             starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))  # row is sorted
-            terms = self.components[batch.col].astype(np.float64)
-            terms *= batch.value[:, None]
+            half = np.take(self.components, batch.col, axis=0,
+                           out=self._scratch("half", n * k, self.components.dtype).reshape(n, k))
+            terms = np.multiply(half, batch.value[:, None], out=self._scratch("terms", n * k, np.float64).reshape(n, k))
             Z[row[starts]] = np.add.reduceat(terms, starts, axis=0)
         for a, b in self.blocks:
             norm = np.sqrt(np.einsum("ij,ij->i", Z[:, a:b], Z[:, a:b]))
