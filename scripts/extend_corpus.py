@@ -59,6 +59,21 @@ def micro_f1(pairs):
     return agreement(a, b)["groups"]["all"]["micro_f1"]["all"]
 
 
+def merge_passes(p1, p2, settled, tw):
+    """``{id: row}`` merged by `tagger corpus merge`'s code (A+B, adjudicated C); exits, listing
+    them in ``TAGWORK/pending-adjudication.txt``, while passes differ unsettled."""
+    with tempfile.TemporaryDirectory() as d:
+        files = [Path(d, n) for n in ("pass1.jsonl", "pass2.jsonl", "adjudicated.jsonl")]
+        for path, rows in zip(files, (p1, p2, settled)):
+            write_jsonl(path, rows)
+        try:
+            return {r["id"]: r for r in merge_batches([str(files[0]), str(files[1])], str(files[2]))}
+        except MergeConflict as e:
+            (tw / "pending-adjudication.txt").write_text("\n".join(e.ids) + "\n")
+            sys.exit(f"{len(e.ids)} doubly tagged abstracts await adjudication "
+                     f"(listed in {tw / 'pending-adjudication.txt'}); nothing written")
+
+
 def main(tagwork, fixtures):
     tw, fx = Path(tagwork), Path(fixtures)
     corpus = read_jsonl(fx / "corpus.jsonl")
@@ -122,16 +137,7 @@ def main(tagwork, fixtures):
     p1 = [{"id": i, "labels": first[i][0], "annotator": first[i][1]} for i in keep]
     p2 = [{"id": i, "labels": second[i][0], "annotator": second[i][1]} for i in keep if i in second]
     settled = [{"id": i, "labels": adj[i][0], "annotator": adj[i][1]} for i in keep if i in adj]
-    with tempfile.TemporaryDirectory() as d:
-        files = [Path(d, n) for n in ("pass1.jsonl", "pass2.jsonl", "adjudicated.jsonl")]
-        for path, rows in zip(files, (p1, p2, settled)):
-            write_jsonl(path, rows)
-        try:
-            merged = {r["id"]: r for r in merge_batches([str(files[0]), str(files[1])], str(files[2]))}
-        except MergeConflict as e:
-            (tw / "pending-adjudication.txt").write_text("\n".join(e.ids) + "\n")
-            sys.exit(f"{len(e.ids)} doubly tagged abstracts await adjudication "
-                     f"(listed in {tw / 'pending-adjudication.txt'}); nothing written")
+    merged = merge_passes(p1, p2, settled, tw)
     p1 = [r for r in p1 if r["id"] in second]
     new, bib_eval = [], []
     for i in keep:

@@ -24,14 +24,12 @@ Usage: python scripts/extend_round3.py TAGWORK FIXTURES_DIR
 import json
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from draw_round3 import canonical_id  # noqa: E402
-from extend_corpus import CC0, arxiv_year, micro_f1, read_jsonl, write_jsonl  # noqa: E402
-from tagger.annotate.merge import MergeConflict, merge_batches  # noqa: E402
+from extend_corpus import CC0, arxiv_year, merge_passes, micro_f1, read_jsonl, write_jsonl  # noqa: E402
 
 POOLS = [("field", "field-uniform"), ("older3", "older-uniform"), ("active3", "active"), ("active3b", "active"),
          ("bibout", "bib-eval")]
@@ -105,16 +103,7 @@ def main(tagwork, fixtures):
     p2 = [{"id": i, "labels": second[i][0], "annotator": second[i][1]} for i in keep if i in second]
     settled = [{"id": i, "labels": adj[i][0], "annotator": adj[i][1]} for i in keep if i in adj]
     cid = {i: ("arxiv:" + canonical_id(i[len("arxiv:"):]) if i.startswith("arxiv:") else i) for i in keep}
-    with tempfile.TemporaryDirectory() as d:
-        files = [Path(d, n) for n in ("pass1.jsonl", "pass2.jsonl", "adjudicated.jsonl")]
-        for path, rows in zip(files, (p1, p2, settled)):
-            write_jsonl(path, rows)
-        try:
-            merged = {r["id"]: r for r in merge_batches([str(files[0]), str(files[1])], str(files[2]))}
-        except MergeConflict as e:
-            (tw / "pending-adjudication.txt").write_text("\n".join(e.ids) + "\n")
-            sys.exit(f"{len(e.ids)} doubly tagged abstracts await adjudication "
-                     f"(listed in {tw / 'pending-adjudication.txt'}); nothing written")
+    merged = merge_passes(p1, p2, settled, tw)
     p1 = [{**r, "id": cid[r["id"]]} for r in p1 if r["id"] in second]
     p2 = [{**r, "id": cid[r["id"]]} for r in p2]
     settled = [{**r, "id": cid[r["id"]]} for r in settled]
