@@ -86,7 +86,6 @@ class TextSpace:
         #: where a model trained with this space finds it: "package" (the packaged
         #: models/space) or "model" (a copy of ``source``, a directory, in the model's space/)
         self.location, self.source = "package", None
-        self._scratch = None
 
     @property
     def k(self) -> int:
@@ -104,21 +103,24 @@ class TextSpace:
     # -- projection ----------------------------------------------------------------------
     def project(self, batch) -> "np.ndarray":
         """Components of a :class:`~tagger.model.features.FeatureBatch` over the space's
-        vocabulary: float64 array, shape (batch.n_rows, k)."""
+        vocabulary: float64 array, shape (batch.n_rows, k).
+
+        Only the rows of ``components`` that the batch's terms touch are read (memory-mapped,
+        float16, converted to float64 exactly) and multiplied in one sparse-by-dense product;
+        each block of columns is then scaled to unit L2 norm (rows without terms stay zero)."""
         import numpy as np
 
-        Z = np.zeros((batch.n_rows, self.k))
         if batch.row.size:
-            if self._scratch is None:
-                from .forest import Scratch
+            import scipy.sparse as sp
 
-                self._scratch = Scratch()  # work arrays kept between batches: no fresh pages per batch
-            row, n, k = batch.row, batch.row.size, self.k
-            starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))  # row is sorted
-            half = np.take(self.components, batch.col, axis=0,
-                           out=self._scratch("half", n * k, self.components.dtype).reshape(n, k))
-            terms = np.multiply(half, batch.value[:, None], out=self._scratch("terms", n * k, np.float64).reshape(n, k))
-            Z[row[starts]] = np.add.reduceat(terms, starts, axis=0)
+            cols, inv = np.unique(batch.col, return_inverse=True)
+            sub = self.components[cols].astype(np.float64)
+            indptr = np.zeros(batch.n_rows + 1, dtype=np.int64)
+            np.cumsum(np.bincount(batch.row, minlength=batch.n_rows), out=indptr[1:])  # row is sorted
+            X = sp.csr_matrix((batch.value, inv.ravel(), indptr), shape=(batch.n_rows, cols.size))
+            Z = np.asarray(X @ sub)
+        else:
+            Z = np.zeros((batch.n_rows, self.k))
         for a, b in self.blocks:
             norm = np.sqrt(np.einsum("ij,ij->i", Z[:, a:b], Z[:, a:b]))
             norm[norm == 0] = 1.0
