@@ -101,6 +101,23 @@ def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sam
     assert f"| era 2010-2018 | {eras['2010-2018']} |" in card
 
 
+def test_folds_in_two_processes_give_the_same_figures(small_cv, corpus_sample, taxonomy):
+    """--jobs 2 forks the outer folds and the bib-eval fit; every figure equals the one-process run."""
+    from tagger.evaluation.bibeval import load_bib_eval
+
+    recs = [{**r, "year": YEARS[i % len(YEARS)]} for i, r in enumerate(corpus_sample[::5])]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TAGGER_SHARED", str(BIB_CASE / "shared"))
+        bib, note = load_bib_eval(BIB_CASE / "bib-eval.jsonl", taxonomy)
+    steps = []
+    two = cross_validate(recs, taxonomy, k=3, inner_k=2, baseline=True, num_rounds=10, bib_eval=bib,
+                         bib_eval_note=note, jobs=2, progress=lambda d, t, w: steps.append((d, t, w)))
+    assert two == small_cv
+    assert small_cv["tagger"]["all"]["all"]["f1_micro"] > 0.2  # a model that learned something, not empty figures
+    assert steps[-1][:2] == (16, 16) and sorted(w for _, _, w in steps[1:]) == sorted(
+        [f"fold {f} of 3: all systems" for f in (1, 2, 3)] + ["bib-eval entries: all systems"])
+
+
 def test_cross_validation_reports_every_figure(small_cv, taxonomy):
     t = small_cv["tagger"]
     assert small_cv["folds"] == 3 and t["all"]["all"]["documents"] == small_cv["documents"]

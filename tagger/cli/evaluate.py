@@ -34,10 +34,12 @@ from ._common import Progress, exit_code, model_options
                    "($TAGGER_SHARED, else ../shared beside the repository); reported as a separate set, "
                    "never trained on [default: fixtures/bib-eval.jsonl when present].")
 @click.option("--no-bib-eval", is_flag=True, help="Leave the bib-eval set out.")
+@click.option("--jobs", "-j", type=click.IntRange(1), default=1, show_default=True,
+              help="Run the outer folds (and the bib-eval fit) in this many processes; the figures do not change.")
 @model_options
 @exit_code
 def evaluate(corpus, test_file, folds, baseline, seed, space_dir, json_out, per_label, card, html_out, learning_curve,
-             bib_eval_file, no_bib_eval, model, taxonomy):
+             bib_eval_file, no_bib_eval, jobs, model, taxonomy):
     """Cross-validated precision, recall and F1 (micro, macro, samples), per facet and label."""
     import json
 
@@ -95,7 +97,8 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, json_out, per_
         steps = Progress(f"{folds}-fold cross-validation")
         try:
             result = cross_validate(records, tax, k=folds, seed=seed, baseline=baseline, progress=steps,
-                                    bib_eval=bib_eval, bib_eval_note=note, space=space)
+                                    bib_eval=bib_eval, bib_eval_note=note, space=space,
+                                    jobs=jobs)
         finally:
             steps.close()
     if learning_curve:

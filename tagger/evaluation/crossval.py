@@ -83,12 +83,6 @@ def _part_figures(Y, P, T, taxonomy, masks, present_only: bool = False) -> dict:
             for kind, d in masks.items()}
 
 
-def _baseline_oof(texts, Y, taxonomy, tr, te, inner_k, seed, tfidf_params):
-    """LR baseline for one outer fold: (probabilities on ``te``, thresholds)."""
-    return _baseline_fit_score([texts[i] for i in tr], Y[tr], [texts[i] for i in te], taxonomy, inner_k, seed,
-                               tfidf_params)
-
-
 def _baseline_fit_score(tr_texts, Ytr, te_texts, taxonomy, inner_k, seed, tfidf_params):
     """LR baseline fitted on ``tr_texts``/``Ytr`` (C and thresholds from inner folds), scoring
     ``te_texts``: (probabilities (len(te_texts), L), thresholds by label)."""
@@ -143,7 +137,7 @@ def _best_f1(y, p) -> float:
 
 def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False, params=None,
                    num_rounds=NUM_ROUNDS, tfidf_params=None, progress=None, bib_eval=None,
-                   bib_eval_note=None, stage2=STAGE2, space=None) -> dict:
+                   bib_eval_note=None, stage2=STAGE2, space=None, jobs=1) -> dict:
     """k-fold cross-validation of the tagger (and optionally the LR baseline).
 
     Returns ``{"folds": k, "documents": n, "tagger": {"all": figures, "uniform": figures,
@@ -171,8 +165,6 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     """
     import numpy as np
 
-    from ..model import stage2 as st2
-
     texts = [document_text(r) for r in records]
     Y = label_matrix(records, taxonomy.label_ids)
     uniform = np.array([r.get("sample") == "uniform" for r in records])
@@ -185,44 +177,31 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     th_sum = {s: np.zeros(Y.shape[1]) for s in systems}
     folds = stratified_folds(Y, k, seed)
     steps = (len(folds) + (1 if bib_eval else 0)) * len(systems)
-    done = 0
     if progress:  # from the first second: a fold of the shipped corpus takes minutes
         report_progress(progress, 0, steps, f"{len(records)} documents, {k} folds of {inner_k} inner folds each; "
                                             f"starting fold 1 of {k}")
-    for fold, (tr, te) in enumerate(folds, 1):
-        tr_texts = [texts[i] for i in tr]
-
-        def inner(n, of, fold=fold):
-            if progress:
-                report_progress(progress, done, steps, f"fold {fold} of {k}: tagger, inner fold {n} of {of} done")
-
-        Pin = out_of_fold_proba(tr_texts, Y[tr], taxonomy, inner_k, seed + 1, params, num_rounds, tfidf_params,
-                                progress=inner, space=space)
-        fm = fit(tr_texts, Y[tr], taxonomy, params, num_rounds, tfidf_params, space=space)
-        if stage2:  # fitted on the inner out-of-fold scores; thresholds on its cross-fitted ones
-            fm.stage2 = st2.fit(Pin, Y[tr])
-            Pin = st2.crossfit(Pin, Y[tr], stratified_folds(Y[tr], inner_k, seed + 7))
-        thresholds, _ = tune_thresholds(Y[tr], Pin, taxonomy)
-        P["tagger"][te] = fitted_proba(fm, taxonomy, [texts[i] for i in te])
-        T["tagger"][te] = decide(P["tagger"][te], thresholds, taxonomy)
-        th_sum["tagger"] += [thresholds[lb] for lb in taxonomy.label_ids]
-        done += 1
-        if progress:
-            report_progress(progress, done, steps, f"fold {fold} of {k}: tagger")
-        if baseline:
-            Pb, thb = _baseline_oof(texts, Y, taxonomy, tr, te, inner_k, seed, tfidf_params)
-            P["baseline"][te] = Pb
-            T["baseline"][te] = decide(Pb, thb, taxonomy)
-            th_sum["baseline"] += [thb[lb] for lb in taxonomy.label_ids]
-            done += 1
-            if progress:
-                report_progress(progress, done, steps, f"fold {fold} of {k}: baseline")
-        for peer in peers:
-            T[peer][te] = PEERS[peer](tr_texts, Y[tr], [texts[i] for i in te])
-            P[peer][te] = T[peer][te]
-            done += 1
-            if progress:
-                report_progress(progress, done, steps, f"fold {fold} of {k}: {peer}")
+    context = dict(texts=texts, Y=Y, taxonomy=taxonomy, seed=seed, inner_k=inner_k, systems=systems, params=params,
+              num_rounds=num_rounds, tfidf_params=tfidf_params, stage2=stage2, space=space,
+              bib_texts=[document_text(r) for r in bib_eval] if bib_eval else None,
+              progress=progress if jobs == 1 else None, k=k)
+    tasks = [(f, tr, te) for f, (tr, te) in enumerate(folds, 1)]
+    if bib_eval:  # the longest task: first when in parallel
+        tasks = [("bib", None, None)] + tasks if jobs > 1 else tasks + [("bib", None, None)]
+    done, bib = 0, None
+    try:
+        for fold, te, res in _map(_task, tasks, jobs, context):
+            done += len(systems)
+            if fold == "bib":
+                bib = res
+            else:
+                for name, (Pf, Tf, th) in res.items():
+                    P[name][te], T[name][te] = Pf, Tf
+                    th_sum[name] += th
+            if progress and jobs > 1:  # in this process, the task said each step itself
+                report_progress(progress, done, steps, "bib-eval entries: all systems" if fold == "bib" else
+                                f"fold {fold} of {k}: all systems")
+    finally:
+        _G.clear()
     out = {"folds": k, "documents": len(records), "uniform_documents": int(uniform.sum())}
     masks = parts(records)
     for s in systems:
@@ -237,35 +216,13 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     out["bib_eval"] = {"documents": len(bib_eval) if bib_eval else 0, "note": bib_eval_note}
     Tb = {}
     if bib_eval:
-        bt = [document_text(r) for r in bib_eval]
         Yb = label_matrix(bib_eval, taxonomy.label_ids)
-        Pin = out_of_fold_proba(texts, Y, taxonomy, THRESHOLD_FOLDS, seed + 1, params, num_rounds, tfidf_params,
-                                space=space)
-        fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params, space=space)
-        if stage2:
-            fm.stage2 = st2.fit(Pin, Y)
-            Pin = st2.crossfit(Pin, Y, stratified_folds(Y, THRESHOLD_FOLDS, 7))
-        thresholds, _ = tune_thresholds(Y, Pin, taxonomy)
-        Pb = fitted_proba(fm, taxonomy, bt)
-        Tb["tagger"] = decide(Pb, thresholds, taxonomy)
-        out["tagger"]["bib_eval"] = figures(Yb, Pb, Tb["tagger"], taxonomy, present_only=True)
-        done += 1
-        if progress:
-            report_progress(progress, done, steps, "bib-eval entries: tagger")
-        if baseline:
-            Pbb, thb = _baseline_fit_score(texts, Y, bt, taxonomy, inner_k, seed, tfidf_params)
-            Tb["baseline"] = decide(Pbb, thb, taxonomy)
-            out["baseline"]["bib_eval"] = figures(Yb, Pbb, Tb["baseline"], taxonomy, present_only=True)
-            done += 1
-            if progress:
-                report_progress(progress, done, steps, "bib-eval entries: baseline")
-        for peer in peers:
-            Tb[peer] = PEERS[peer](texts, Y, bt)
-            out[peer]["bib_eval"] = figures(Yb, Tb[peer], Tb[peer], taxonomy, present_only=True)
-            done += 1
-            if progress:
-                report_progress(progress, done, steps, f"bib-eval entries: {peer}")
-        scores = {"tagger": Pb, **({"baseline": Pbb} if baseline else {})}
+        scores = {}
+        for name, (Pb, Db) in bib.items():
+            Tb[name] = Db
+            if name in ("tagger", "baseline"):
+                scores[name] = Pb
+            out[name]["bib_eval"] = figures(Yb, Pb, Db, taxonomy, present_only=True)
         for name, D in Tb.items():
             out[name]["bib_eval_parts"] = {part: figures(Yb, scores.get(name, D), D, taxonomy, m, present_only=True)
                                            for part, m in bib_parts(bib_eval).items()}
@@ -273,6 +230,84 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
         out["comparisons"] = _comparisons(Y, T, masks, peers, Yb if bib_eval else None, Tb,
                                           bib_parts(bib_eval) if bib_eval else {}, seed)
     return out
+
+
+#: what the fold tasks read (set in this process, or in each worker by its initializer)
+_G: dict = {}
+
+
+def _map(func, tasks, jobs, context):
+    """``func`` over ``tasks``, in this process (``jobs`` 1) or in ``jobs`` worker processes,
+    results as they finish.  Workers come from a fork server, not a fork of this process: a
+    process that has already trained LightGBM (its OpenMP runtime started) hangs in a fork
+    child; ``context`` (texts, labels, taxonomy, text space) is pickled once per worker."""
+    if jobs <= 1 or len(tasks) < 2:
+        _G.update(context)
+        yield from map(func, tasks)
+        return
+    import multiprocessing as mp
+
+    with mp.get_context("forkserver").Pool(min(jobs, len(tasks)), initializer=_init, initargs=(context,)) as pool:
+        yield from pool.imap_unordered(func, tasks)
+
+
+def _init(context):
+    _G.update(context)
+
+
+def _task(args):
+    """One outer fold, or (``fold`` "bib") the fit on the whole corpus that scores bib-eval:
+    ``(fold, test rows, {system: (P, decisions, thresholds)})``, or for bib-eval
+    ``("bib", None, {system: (P, decisions)})``."""
+    import numpy as np
+
+    from ..model import stage2 as st2
+    from .peers import PEERS
+
+    fold, tr, te = args
+    g = _G
+    texts, Y, tax, seed, inner_k = g["texts"], g["Y"], g["taxonomy"], g["seed"], g["inner_k"]
+    np.random.seed((1000 * seed + (0 if fold == "bib" else fold)) % 2 ** 32)  # liblinear draws from it
+    kw = dict(params=g["params"], num_rounds=g["num_rounds"], tfidf_params=g["tfidf_params"], space=g["space"])
+    if fold == "bib":
+        tr_texts, Ytr, te_texts, th_k = texts, Y, g["bib_texts"], THRESHOLD_FOLDS
+    else:
+        tr_texts, Ytr, te_texts, th_k = [texts[i] for i in tr], Y[tr], [texts[i] for i in te], inner_k
+    progress, n_sys = g["progress"], len(g["systems"])
+    first = (g["k"] if fold == "bib" else fold - 1) * n_sys  # steps done before this task (in order)
+    where = "bib-eval entries" if fold == "bib" else f"fold {fold} of {g['k']}"
+
+    def say(system):
+        if progress:
+            report_progress(progress, first + len(res), g["k"] * n_sys + (n_sys if g["bib_texts"] else 0),
+                            f"{where}: {system}")
+
+    def inner(n, of):
+        if progress and fold != "bib":
+            report_progress(progress, first, g["k"] * n_sys + (n_sys if g["bib_texts"] else 0),
+                            f"{where}: tagger, inner fold {n} of {of} done")
+
+    Pin = out_of_fold_proba(tr_texts, Ytr, tax, th_k, seed + 1, progress=inner, **kw)
+    fm = fit(tr_texts, Ytr, tax, **kw)
+    if g["stage2"]:  # fitted on the inner out-of-fold scores; thresholds on its cross-fitted ones
+        fm.stage2 = st2.fit(Pin, Ytr)
+        Pin = st2.crossfit(Pin, Ytr, stratified_folds(Ytr, th_k, 7 if fold == "bib" else seed + 7))
+    thresholds, _ = tune_thresholds(Ytr, Pin, tax)
+    Pt = fitted_proba(fm, tax, te_texts)
+    res = {"tagger": (Pt, decide(Pt, thresholds, tax), [thresholds[lb] for lb in tax.label_ids])}
+    say("tagger")
+    if "baseline" in g["systems"]:
+        Pb, thb = _baseline_fit_score(tr_texts, Ytr, te_texts, tax, inner_k, seed, g["tfidf_params"])
+        res["baseline"] = (Pb, decide(Pb, thb, tax), [thb[lb] for lb in tax.label_ids])
+        say("baseline")
+    for peer in g["systems"]:
+        if peer in PEERS:
+            D = PEERS[peer](tr_texts, Ytr, te_texts)
+            res[peer] = (D, D, np.zeros(Y.shape[1]))
+            say(peer)
+    if fold == "bib":
+        return fold, None, {name: r[:2] for name, r in res.items()}
+    return fold, te, res
 
 
 def bib_parts(bib_eval) -> dict:

@@ -56,6 +56,9 @@ THRESHOLD_FOLDS = 5
 SHRINK_K = 10
 #: fit the label-dependency second stage (tagger.model.stage2) by default
 STAGE2 = False
+#: whether the LightGBM boosters read the text space's components too (True), or only the
+#: linear base does and the trees split on the TF-IDF terms alone (False)
+SPACE_IN_TREES = True
 
 
 def label_matrix(records, labels: list[str]):
@@ -109,7 +112,7 @@ def _linear_base(X, y, folds, C=LINEAR_C):
 
 
 def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_params=None,
-        linear=True, space=None) -> FittedModel:
+        linear=True, space=None, space_in_trees=None) -> FittedModel:
     """Fit TF-IDF and the boosters on ``texts`` (list of str) and ``Y`` (n, L) int.
 
     Binary boosters per label of a multi-label facet; one multiclass booster (classes: none,
@@ -117,7 +120,8 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
     booster and a constant raw score of -30 (probability ~1e-13).  ``linear`` (default True)
     gives every binary label's trees the logistic-regression base of :data:`LINEAR_C`.
     ``space`` (a :class:`tagger.model.space.TextSpace`, fitted without labels) adds its ``k`` dense
-    components after the TF-IDF columns, for the linear base and the trees alike.
+    components after the TF-IDF columns, for the linear base, and for the trees too unless
+    ``space_in_trees`` (default :data:`SPACE_IN_TREES`) is False.
     """
     import lightgbm as lgb
     import numpy as np
@@ -138,7 +142,10 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
     # one binned Dataset serves every booster: binning does not depend on the label
     ds_params = {"verbose": -1, "min_data_in_leaf": p["min_data_in_leaf"],
                  "min_sum_hessian_in_leaf": p["min_sum_hessian_in_leaf"], "max_bin": p["max_bin"]}
-    ds = lgb.Dataset(X, label=np.zeros(X.shape[0]), params=ds_params, free_raw_data=False).construct()
+    if space_in_trees is None:
+        space_in_trees = SPACE_IN_TREES
+    Xt = X if space is None or space_in_trees else X[:, :feats.n_features]
+    ds = lgb.Dataset(Xt, label=np.zeros(X.shape[0]), params=ds_params, free_raw_data=False).construct()
     boosters, booster_outputs, binary_outputs, exclusive_outputs, bias = {}, {}, {}, {}, []
     for facet in taxonomy.facets:
         cols = [labels.index(lb.id) for lb in facet.labels]
