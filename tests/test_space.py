@@ -160,3 +160,52 @@ def test_model_with_space_trains_loads_and_refuses_another_space(tmp_path, texts
     shutil.rmtree(out / "space")
     with pytest.raises(ModelError, match="text space is missing"):
         Model.load(out)
+
+
+def test_train_space_option_default_none_package_and_directory(tmp_path, texts):
+    """`tagger train` reads no space unless told (the screens' choice); `--space package` is the
+    packaged space, referred to; a directory is copied into the model; a bad one is one line."""
+    from click.testing import CliRunner
+
+    from tagger.cli import cli
+    from tagger.resources import packaged
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({**r, "annotator": "t"}) + "\n" for r in small_records()))
+    run = lambda *a: CliRunner().invoke(cli, ["train", "--corpus", str(corpus), "--rounds", "3", *a])  # noqa: E731
+    r = run("--out", str(tmp_path / "plain"))
+    assert r.exit_code == 0, r.output
+    assert "text-space" not in r.output and "space" not in json.loads((tmp_path / "plain" / "manifest.json").read_text())
+    if (packaged("models") / "space" / "SHA256").is_file():
+        r = run("--out", str(tmp_path / "pkg"), "--space", "package")
+        assert r.exit_code == 0, r.output
+        info = json.loads((tmp_path / "pkg" / "manifest.json").read_text())["space"]
+        assert info["location"] == "package" and info["k"] == 256 and not (tmp_path / "pkg" / "space").exists()
+        assert "256 text-space components" in r.output
+    sp_dir = tmp_path / "sp"
+    build_space(texts, k=8, kind="lsa", min_df=2).save(sp_dir)
+    r = run("--out", str(tmp_path / "own"), "--space", str(sp_dir))
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "own" / "space" / "SHA256").read_text() == (sp_dir / "SHA256").read_text()
+    r = run("--out", str(tmp_path / "bad"), "--space", str(tmp_path))
+    assert r.exit_code == 2 and r.output.startswith(f"tagger: error: {tmp_path}: not a text space"), r.output
+
+
+def test_linear_base_alone_can_read_the_space(texts):
+    """With ``space_in_trees=False`` the trees split on terms only; the linear base still weighs
+    the components (its weights over them are not all zero)."""
+    from tagger.model.training import fit, forest_of
+    from tagger.resources import packaged
+    from tagger.taxonomy import load_taxonomy
+
+    tax = load_taxonomy(packaged("taxonomy.yaml"))
+    space = build_space(texts, k=8, kind="lsa", min_df=2)
+    recs = small_records()
+    Y = np.array([[int(lb in r["labels"]) for lb in tax.label_ids] for r in recs], dtype=np.int8)
+    fm = fit([r["abstract"] for r in recs], Y, tax, num_rounds=5, space=space, space_in_trees=False)
+    forest = forest_of(fm)
+    assert forest.used_dense.size == 0 and forest.used_features.size > 0
+    W = fm.linear[0]
+    assert W.shape[1] == fm.features.n_features + 8 and np.abs(W[:, fm.features.n_features:]).max() > 0.01
+    both = forest_of(fit([r["abstract"] for r in recs], Y, tax, num_rounds=5, space=space, space_in_trees=True))
+    assert both.used_dense.size > 0

@@ -20,8 +20,8 @@ from ._common import Progress, exit_code, model_options
 @click.option("--baseline", is_flag=True, help="Also run the tuned logistic-regression baseline and the two pinned "
               "peers (plain TF-IDF + LR, a LinearSVC) on the same folds, with paired bootstrap intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the folds.")
-@click.option("--space", "space_dir", metavar="DIR|none", default=None,
-              help="Text space the tagger reads, as for `tagger train` [default: the packaged one].")
+@click.option("--space", "space_dir", metavar="DIR|package|none", default=None,
+              help="Text space the tagger reads, as for `tagger train` [default: none].")
 @click.option("--json", "json_out", metavar="FILE", help="Write all figures as JSON.")
 @click.option("--per-label", metavar="FILE", help="Write the per-label table (TSV).")
 @click.option("--card", metavar="DIR", help="Write the model card DIR/README.md from these figures.")

@@ -21,10 +21,10 @@ from ._common import Progress, exit_code
 @click.option("--folds", type=click.IntRange(0), default=5, show_default=True,
               help="Folds of the out-of-fold pass that tunes per-label thresholds (0: no tuning).")
 @click.option("--rounds", type=click.IntRange(1), default=None, help="Boosting rounds per label [default: the model's].")
-@click.option("--space", "space_dir", metavar="DIR|none", default=None,
+@click.option("--space", "space_dir", metavar="DIR|package|none", default=None,
               help="Text space whose components the model reads beside its terms: a directory written by "
-                   "`tagger space build` (copied into the model directory), or none [default: the packaged "
-                   "space, models/space].")
+                   "`tagger space build` (copied into the model directory), package (the packaged models/space), "
+                   "or none [default: none; README's Quality says why].")
 @exit_code
 def train(corpus, taxonomy, out, folds, rounds, space_dir):
     """Train TF-IDF + LightGBM models on a hand-tagged corpus and write a model directory.
