@@ -27,7 +27,7 @@ def test_numpy_trees_equal_lightgbm(which, request, corpus_sample):
         out = model.manifest["binary_outputs"][label]
         if not (model.path / "boosters" / model.manifest["booster_files"][label]).exists():
             continue
-        raw = model.booster(label).predict(X, raw_score=True)
+        raw = model.booster(label).predict(model.booster_input(X), raw_score=True)
         worst_trees = max(worst_trees, float(np.abs(trees[:, out] - raw).max()))
         theirs = 1 / (1 + np.exp(-(raw + X @ W[out] + b[out])))  # LightGBM's trees on the linear base
         worst_proba = max(worst_proba, float(np.abs(ours[:, j] - theirs).max()))

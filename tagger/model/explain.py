@@ -58,18 +58,24 @@ def explain_batch(model, text: str, tags: list[str], top: int = 3) -> dict[str, 
     out = {}
     for tag in tags:
         booster = model.booster(tag)
-        contrib = booster.predict(X, pred_contrib=True)  # sparse in, sparse out
+        Xb = model.booster_input(X)
+        contrib = booster.predict(Xb, pred_contrib=True)  # sparse in, sparse out
         if isinstance(contrib, list):  # multiclass with sparse input: one matrix per class
             facet = tag.split(":", 1)[0]
             labs = next(labs for f, _, labs in model.facets if f == facet)
             contrib = contrib[1 + labs.index(tag)]  # class 0 is "none of the facet's labels"
         contrib = (contrib.toarray() if hasattr(contrib, "toarray") else np.asarray(contrib))[0]
-        n_feat = model.n_features + 1
+        n_feat = Xb.shape[1] + 1
         if contrib.shape[0] > n_feat:  # multiclass, dense layout: class blocks of n_features + 1
             facet = tag.split(":", 1)[0]
             labs = next(labs for f, _, labs in model.facets if f == facet)
             k = 1 + labs.index(tag)
             contrib = contrib[k * n_feat:(k + 1) * n_feat]
+        if model.forest.booster_columns is not None:  # back to the columns of X
+            full = np.zeros(X.shape[1] + 1)
+            full[model.forest.booster_columns] = contrib[:-1]
+            full[-1] = contrib[-1]
+            contrib = full
         out_col = model.manifest["binary_outputs"].get(tag)
         if model.linear is not None and out_col is not None:
             W = model.linear[0]

@@ -74,7 +74,10 @@ class Forest:
     without positive examples).
 
     ``n_sparse`` (int or None): features from this index on are dense (see the module
-    docstring); None: every feature is sparse.
+    docstring); None: every feature is sparse.  ``booster_columns`` (int64 or None): the
+    input column each LightGBM booster feature is (``X[:, booster_columns]`` is what the
+    boosters read); None: the boosters read the input as it is.  ``feature`` already holds
+    input columns.
 
     Raises ValueError when the arrays do not form such a forest, when a tree has more than
     64 leaves, or when a split on a sparse feature sends zero to the right (see the module
@@ -93,6 +96,7 @@ class Forest:
     tree_output: np.ndarray
     bias: np.ndarray
     n_sparse: int | None = None
+    booster_columns: np.ndarray | None = None
 
     def __post_init__(self):
         self.n_sparse = None if self.n_sparse is None or int(self.n_sparse) < 0 else int(self.n_sparse)
@@ -286,22 +290,29 @@ class Forest:
     def save(self, path) -> None:
         """Write ``trees.npz`` (plain arrays; loaded with ``allow_pickle=False``)."""
         extra = {"n_sparse": np.int64(self.n_sparse)} if self.n_sparse is not None else {}
+        if self.booster_columns is not None:
+            extra["booster_columns"] = np.asarray(self.booster_columns, dtype=np.int64)
         with open(path, "wb") as fh:
             np.savez_compressed(fh, **{k: getattr(self, k) for k in ARRAYS}, **extra)
 
     @classmethod
     def load(cls, path) -> "Forest":
         with np.load(path, allow_pickle=False) as z:
-            return cls(**{k: z[k] for k in ARRAYS}, **{k: int(z[k]) for k in OPTIONAL if k in z.files})
+            cols = {"booster_columns": z["booster_columns"]} if "booster_columns" in z.files else {}
+            return cls(**{k: z[k] for k in ARRAYS}, **{k: int(z[k]) for k in OPTIONAL if k in z.files}, **cols)
 
 
-def flatten_boosters(dumps: list[tuple[dict, list[int]]], n_outputs: int, bias=None, n_sparse=None) -> Forest:
+def flatten_boosters(dumps: list[tuple[dict, list[int]]], n_outputs: int, bias=None, n_sparse=None,
+                     booster_columns=None) -> Forest:
     """Build a :class:`Forest` from ``Booster.dump_model()`` dicts.
 
     ``dumps`` is a list of ``(dump, outputs)``: ``outputs[c]`` is the raw-score column of the
     booster's class ``c`` (one entry for a binary booster, ``num_class`` for a multiclass one,
-    whose trees interleave the classes as LightGBM stores them).
+    whose trees interleave the classes as LightGBM stores them).  ``booster_columns`` (int
+    array or None): booster feature ``j`` is column ``booster_columns[j]`` of the forest's
+    input (the boosters were trained on those columns only); the forest keeps it.
     """
+    cols = None if booster_columns is None else np.asarray(booster_columns, dtype=np.int64)
     feature, threshold, left, right, value, dleft, mzero, mnan = ([] for _ in range(8))
     roots, tree_output = [], []
 
@@ -314,7 +325,7 @@ def flatten_boosters(dumps: list[tuple[dict, list[int]]], n_outputs: int, bias=N
             return i
         if node.get("decision_type", "<=") != "<=":
             raise ValueError(f"unsupported decision type {node.get('decision_type')!r} (categorical splits)")
-        feature[i] = int(node["split_feature"])
+        feature[i] = int(node["split_feature"]) if cols is None else int(cols[int(node["split_feature"])])
         threshold[i] = float(node["threshold"])
         dleft[i] = bool(node["default_left"])
         mzero[i] = node.get("missing_type") == "Zero"
@@ -335,5 +346,5 @@ def flatten_boosters(dumps: list[tuple[dict, list[int]]], n_outputs: int, bias=N
         missing_zero=np.array(mzero, dtype=bool), missing_nan=np.array(mnan, dtype=bool),
         roots=np.array(roots, dtype=np.int32), tree_output=np.array(tree_output, dtype=np.int32),
         bias=np.zeros(n_outputs) if bias is None else np.asarray(bias, dtype=np.float64),
-        n_sparse=n_sparse,
+        n_sparse=n_sparse, booster_columns=cols,
     )

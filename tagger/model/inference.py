@@ -9,6 +9,8 @@ A model directory holds::
                        in LightGBM's own text format, gzip-compressed (``.txt`` in older models);
                        read only for ``--explain`` and tests
     trees.npz          the same trees flattened for the numpy evaluator (:mod:`tagger.model.forest`)
+    linear_wt.npy      the linear base's weights, float16 (n_features, n_outputs), memory-mapped
+    linear.npz         its intercepts (older models: the weights too, float64)
 
 Nothing is pickled, so loading a model never runs code.  Loading never imports scikit-learn,
 nltk or lightgbm; :meth:`Model.booster` imports lightgbm on demand (explanations, tests).
@@ -28,14 +30,11 @@ from pathlib import Path
 from .abstain import MIN_WORDS, not_english_reason, too_short_reason
 from ..errors import TaggerError
 from .features import TfidfFeatures
+from .loading import ModelError, check_feature_version, load_linear, load_space  # noqa: F401 (ModelError re-exported)
 from ..taxonomy import Taxonomy, difference_from_model
 
 MODEL_FORMAT = 1
 DEFAULT_THRESHOLD = 0.5
-
-
-class ModelError(TaggerError):
-    """A model directory that cannot be used; the message is one line and says what to do."""
 
 
 @dataclass
@@ -79,7 +78,7 @@ class Model:
         self.manifest = manifest
         self.features = features
         self.forest = forest
-        #: (W, b): the linear base, W (n_outputs, n_features) and b (n_outputs,) float64, or None
+        #: (W, b): the linear base, W (n_outputs, n_features) float64 or float16 and b (n_outputs,), or None
         self.linear = linear
         #: (W (L, L), b (L,)): the label-dependency second stage (:mod:`tagger.model.stage2`), or None
         self.stage2 = stage2
@@ -210,9 +209,12 @@ class Model:
                 self._WT, self._scratch = np.ascontiguousarray(self.linear[0].T), Scratch()
             row = batch.row
             starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))  # row is sorted
-            terms = np.take(self._WT, batch.col, axis=0,
-                            out=self._scratch("terms", row.size * self._WT.shape[1], np.float64).reshape(row.size, -1))
-            terms *= batch.value[:, None]
+            out = self._scratch("terms", row.size * self._WT.shape[1], np.float64).reshape(row.size, -1)
+            if self._WT.dtype == np.float64:
+                terms = np.take(self._WT, batch.col, axis=0, out=out)
+                terms *= batch.value[:, None]
+            else:  # float16, memory-mapped (linear_wt.npy): only the pages of these terms are read
+                terms = np.multiply(self._WT[batch.col], batch.value[:, None], out=out)
             raw[row[starts]] += np.add.reduceat(terms, starts, axis=0)
         if self.linear is not None and batch.components is not None:
             if self._WD is None:
@@ -346,6 +348,13 @@ class Model:
                                  f"({n:,}) and of the title")
         return preds
 
+    def booster_input(self, X):
+        """``X`` (n_rows, n_columns: the terms, then any text space's components) as the
+        LightGBM boosters read it: only the columns they were trained on, when they were
+        trained on a subset (:attr:`Forest.booster_columns <tagger.model.forest.Forest>`)."""
+        cols = self.forest.booster_columns
+        return X if cols is None else X[:, cols]
+
     def booster(self, label: str):
         """The LightGBM Booster of ``label``'s model file (imports lightgbm).  Raises
         :class:`ModelError` (one line) for a missing or damaged booster file."""
@@ -375,40 +384,3 @@ def _unit(v, what: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
         raise TaggerError(f"{what} must be a number from 0 to 1, not {v!r}")
     return float(v)
-
-
-def check_feature_version(path, manifest: dict) -> None:
-    """Raise :class:`ModelError` (one line, "... please retrain") when the model in ``path``
-    was built by another feature or normaliser version than this tagger's
-    (:func:`tagger.model.features.feature_version`): its vocabulary would not match the terms
-    this code makes of a text.  A manifest from before the field existed (no
-    ``feature_version``) is not checked: nothing says what it was built with."""
-    from .features import feature_version
-
-    mine, theirs = feature_version(), manifest.get("feature_version")
-    if theirs is not None and theirs != mine:
-        def show(v):
-            return ", ".join(f"{k} {v.get(k)}" for k in sorted(set(mine) | set(v))) if isinstance(v, dict) else repr(v)
-        raise ModelError(f"{path}: model built with feature version ({show(theirs)}), but this tagger computes "
-                         f"({show(mine)}): please retrain with `tagger train`")
-
-
-def load_space(path, manifest: dict):
-    """The text space a model was trained with, or None (:func:`tagger.model.space.space_for_model`);
-    raises :class:`ModelError` ("please retrain") when it is missing or another space."""
-    if not manifest.get("space"):
-        return None
-    from .space import SpaceError, space_for_model
-
-    try:
-        return space_for_model(path, manifest["space"])
-    except SpaceError as e:
-        raise ModelError(str(e)) from None
-
-
-def load_linear(path):
-    """``(W, b)`` from ``linear.npz`` (or ``stage2.npz``), loaded without pickle."""
-    import numpy as np
-
-    with np.load(path, allow_pickle=False) as z:
-        return z["W"], z["b"]

@@ -14,8 +14,8 @@ from .inference import ModelError
 
 #: every name a model directory may hold (training replaces the directory as a whole;
 #: ``space``: a text space, the packaged one or a model's own copy, carried over)
-MODEL_FILES = frozenset({"manifest.json", "features.json", "trees.npz", "linear.npz", "stage2.npz", "boosters", "README.md",
-                         "space"})
+MODEL_FILES = frozenset({"manifest.json", "features.json", "trees.npz", "linear.npz", "linear_wt.npy", "stage2.npz",
+                         "boosters", "README.md", "space"})
 
 
 def save_linear(path, W, b) -> None:
@@ -24,6 +24,19 @@ def save_linear(path, W, b) -> None:
 
     with open(path, "wb") as fh:
         np.savez_compressed(fh, W=W, b=b)
+
+
+def save_linear_base(directory, W, b) -> None:
+    """Write the linear base: ``linear_wt.npy``, W transposed, shape (n_features, n_outputs),
+    float16 (a relative rounding of at most 2**-11 per weight; 83,000 terms x 40 labels take
+    6.6 MB, memory-mapped at label time), and ``linear.npz`` with the intercepts ``b`` (float64)."""
+    import numpy as np
+
+    directory = Path(directory)
+    with open(directory / "linear_wt.npy", "wb") as fh:
+        np.save(fh, np.ascontiguousarray(np.asarray(W).T, dtype=np.float16), allow_pickle=False)
+    with open(directory / "linear.npz", "wb") as fh:
+        np.savez_compressed(fh, b=np.asarray(b, dtype=np.float64))
 
 
 def _same_training(old_manifest_path, new: dict) -> bool:
@@ -105,7 +118,7 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
             dump_json(fm.features.to_json(), fh)
         forest.save(tmp / "trees.npz")
         if fm.linear is not None:
-            save_linear(tmp / "linear.npz", *fm.linear)
+            save_linear_base(tmp, *fm.linear)
         if getattr(fm, "stage2", None) is not None:
             save_linear(tmp / "stage2.npz", *fm.stage2)
         space = getattr(fm, "space", None)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .features import LABEL_TIME_EXTRAS, TfidfFeatures, feature_version
 from .inference import DEFAULT_THRESHOLD, MODEL_FORMAT, Model
+from .thresholds import SHRINK_K, stratified_folds, tune_thresholds  # noqa: F401 (re-exported)
 from ..taxonomy import Taxonomy
 
 #: LightGBM parameters for small hand-tagged corpora (hundreds to a few thousand abstracts,
@@ -52,8 +53,6 @@ LINEAR_C = 10.0
 LINEAR_FOLDS = 5
 #: folds of the out-of-fold pass that tunes thresholds in ``tagger train``
 THRESHOLD_FOLDS = 5
-#: a label's tuned threshold is shrunk toward its facet's: weight n_pos / (n_pos + SHRINK_K)
-SHRINK_K = 10
 #: fit the label-dependency second stage (tagger.model.stage2) by default
 STAGE2 = False
 #: whether the LightGBM boosters read the text space's components too (True), or only the
@@ -89,6 +88,8 @@ class FittedModel:
     linear: tuple = None  # (W (n_outputs, n_features), b (n_outputs,)): the linear base
     stage2: tuple = None  # (W (L, L), b (L,)): the label-dependency second stage (tagger.model.stage2)
     space: object = None  # the text space (tagger.model.space.TextSpace) whose components follow the terms
+    tree_columns: object = None  # int64 (n_tree_terms,): the term columns the boosters read, None: all
+    space_in_trees: bool = False  # whether the boosters read the space's components after the terms
 
 
 def _linear_base(X, y, folds, C=LINEAR_C):
@@ -128,9 +129,13 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
 
     from .features import fit_tfidf
 
+    from .features import DEFAULT_TFIDF
+
     p = {**LGBM_PARAMS, **(params or {})}
     feats, X = fit_tfidf(texts, tfidf_params)
     X = X.astype(np.float64).tocsr()
+    tree_terms = {**DEFAULT_TFIDF, **(tfidf_params or {})}.get("tree_terms")
+    tree_cols = tree_columns(X, tree_terms)
     if space is not None:
         import scipy.sparse as sp
 
@@ -145,6 +150,8 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
     if space_in_trees is None:
         space_in_trees = SPACE_IN_TREES
     Xt = X if space is None or space_in_trees else X[:, :feats.n_features]
+    if tree_cols is not None:  # the trees read the most common terms (and the components, if any)
+        Xt = Xt[:, np.concatenate([tree_cols, np.arange(feats.n_features, Xt.shape[1])])]
     ds = lgb.Dataset(Xt, label=np.zeros(X.shape[0]), params=ds_params, free_raw_data=False).construct()
     boosters, booster_outputs, binary_outputs, exclusive_outputs, bias = {}, {}, {}, {}, []
     for facet in taxonomy.facets:
@@ -185,7 +192,21 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
                 booster_outputs[stem] = [out]
     assert len(bias) == n_out
     return FittedModel(feats, boosters, binary_outputs, exclusive_outputs, booster_outputs, bias, len(bias),
-                       (W, b_lin) if inner is not None else None, space=space)
+                       (W, b_lin) if inner is not None else None, space=space,
+                       tree_columns=tree_cols, space_in_trees=space is not None and space_in_trees)
+
+
+def tree_columns(X, n: int | None):
+    """The columns (sorted, int64) of the ``n`` terms in most rows of ``X`` (n_rows, n_terms),
+    ties to the lower column, which the boosters read; None when ``n`` is None or keeps all.
+    The linear base reads every column: it gains from the rare terms (fixtures/README.md,
+    "Vocabulary of the linear base"), and the trees' cost grows with theirs."""
+    import numpy as np
+
+    if not n or X.shape[1] <= n:
+        return None
+    df = np.bincount(X.indices, minlength=X.shape[1])
+    return np.sort(np.argsort(-df, kind="stable")[:n]).astype(np.int64)
 
 
 def forest_of(fm: FittedModel):
@@ -193,7 +214,19 @@ def forest_of(fm: FittedModel):
     from .forest import flatten_boosters
 
     return flatten_boosters([(b.dump_model(), fm.booster_outputs[k]) for k, b in fm.boosters.items()],
-                            fm.n_outputs, fm.bias, fm.features.n_features if fm.space is not None else None)
+                            fm.n_outputs, fm.bias, fm.features.n_features if fm.space is not None else None,
+                            booster_columns(fm))
+
+
+def booster_columns(fm: FittedModel):
+    """The column of the model's feature row (terms, then the space's components) that each
+    booster feature reads, int64; None when the boosters read the row as it is."""
+    import numpy as np
+
+    if fm.tree_columns is None:
+        return None
+    n_dense = fm.space.k if fm.space is not None and fm.space_in_trees else 0
+    return np.concatenate([fm.tree_columns, fm.features.n_features + np.arange(n_dense)]).astype(np.int64)
 
 
 def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
@@ -229,60 +262,6 @@ def _layout_manifest(fm: FittedModel, taxonomy: Taxonomy, thresholds=None) -> di
         **({"space": {"sha256": fm.space.sha256, "kind": fm.space.kind, "k": fm.space.k,
                       "location": getattr(fm.space, "location", "package")}} if fm.space is not None else {}),
     }
-
-
-def tune_thresholds(Y, P, taxonomy: Taxonomy, shrink_k: float = SHRINK_K) -> tuple[dict, dict]:
-    """Per-label thresholds from out-of-fold probabilities.
-
-    For each facet, one threshold maximising the facet's micro-F1 (from a grid 0.05..0.95);
-    then per label the threshold maximising that label's F1, shrunk toward the facet's with
-    weight ``n_pos / (n_pos + shrink_k)``, so labels with few examples stay near the facet
-    value.  A threshold set in the taxonomy file replaces the tuned ones: a label's own for
-    that label, a facet's for every label of the facet without its own.  Returns
-    ``(thresholds by label, thresholds by facet)``.
-    """
-    import numpy as np
-
-    grid = np.round(np.arange(0.05, 0.951, 0.025), 3)
-    labels = taxonomy.label_ids
-
-    def f1(tp, fp, fn):
-        return 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
-
-    out, facet_th = {}, {}
-    for facet in taxonomy.facets:
-        cols = [labels.index(lb.id) for lb in facet.labels]
-        y, p = Y[:, cols].astype(bool), P[:, cols]
-        if facet.threshold is not None:
-            ft = facet.threshold
-        else:
-            scores = [f1((y & (p >= t)).sum(), (~y & (p >= t)).sum(), (y & (p < t)).sum()) for t in grid]
-            ft = float(grid[int(np.argmax(scores))]) if max(scores) > 0 else DEFAULT_THRESHOLD
-        facet_th[facet.id] = ft
-        for lb, j in zip(facet.labels, cols):
-            if lb.threshold is not None or facet.threshold is not None:  # the taxonomy's, not tuned
-                out[lb.id] = lb.threshold if lb.threshold is not None else facet.threshold
-                continue
-            yj, pj = Y[:, j].astype(bool), P[:, j]
-            n_pos = int(yj.sum())
-            if n_pos == 0:
-                out[lb.id] = ft
-                continue
-            s = [f1((yj & (pj >= t)).sum(), (~yj & (pj >= t)).sum(), (yj & (pj < t)).sum()) for t in grid]
-            best = float(grid[int(np.argmax(s))])
-            w = n_pos / (n_pos + shrink_k)
-            out[lb.id] = round(w * best + (1 - w) * ft, 4)
-    return out, facet_th
-
-
-def stratified_folds(Y, k: int, seed: int = 0):
-    """``k`` (train_idx, test_idx) pairs by multi-label iterative stratification
-    (Sechidis et al. 2011, via the iterative-stratification package)."""
-    import numpy as np
-    from iterstrat.ml_stratifiers import MultilabelStratifiedKFold
-
-    mskf = MultilabelStratifiedKFold(n_splits=k, shuffle=True, random_state=seed)
-    return list(mskf.split(np.zeros((len(Y), 1)), Y))
 
 
 def out_of_fold_proba(texts, Y, taxonomy, k=THRESHOLD_FOLDS, seed=0, params=None, num_rounds=NUM_ROUNDS,
