@@ -31,7 +31,7 @@ sys.path.insert(0, ".")
 from tagger.corpus import load_corpus  # noqa: E402
 from tagger.model.extra_features import TITLE_SEP  # noqa: E402
 from tagger.model import stage2 as st2  # noqa: E402
-from tagger.metrics import decide, prf  # noqa: E402
+from tagger.evaluation.metrics import decide, prf  # noqa: E402
 from tagger.taxonomy import load_taxonomy  # noqa: E402
 from tagger.text import document_text  # noqa: E402
 from tagger.model.training import (NUM_ROUNDS, fit, fitted_proba, label_matrix, out_of_fold_proba,  # noqa: E402

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 from tagger.cli import cli
 from tagger.evaluation.crossval import cross_validate
 from tagger.evaluation.report import format_report
-from tagger.metrics import per_label, prf, ranking
+from tagger.evaluation.metrics import per_label, prf, ranking
 
 from conftest import ROOT, write_jsonl
 
@@ -188,7 +188,7 @@ def test_evaluate_test_file_card_and_info(tmp_path, corpus_records, small_model_
 def test_evaluate_scores_bib_eval_from_the_shared_folder(tmp_path, corpus_records, small_model_dir, taxonomy,
                                                           monkeypatch):
     from tagger.evaluation.bibeval import load_bib_eval
-    from tagger.metrics import decide
+    from tagger.evaluation.metrics import decide
     from tagger.model import Model
     from tagger.text import document_text
     from tagger.model.training import label_matrix

@@ -15,7 +15,7 @@ from hypothesis.extra.numpy import arrays
 from sklearn.metrics import f1_score
 
 from tagger.cli import cli
-from tagger.metrics import CURVE_GRID, confused_pairs, decide, threshold_curves
+from tagger.evaluation.metrics import CURVE_GRID, confused_pairs, decide, threshold_curves
 from tagger.taxonomy import parse_taxonomy
 
 from conftest import ROOT, write_jsonl

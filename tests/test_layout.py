@@ -132,3 +132,18 @@ def test_no_cycle_between_packages():
 def test_no_module_is_much_over_400_lines():
     long = {m: n for m, p in MODULES.items() if (n := len(p.read_text(encoding="utf-8").splitlines())) > 420}
     assert long == {}
+
+
+#: the modules tagger/ may hold at its top level: the front doors (``__init__``, ``__main__``,
+#: ``api``, ``dask``) and what every room shares; everything else lives in a room (cli/,
+#: pipeline/, model/, evaluation/, readers/, writers/, bib/, annotate/, files/)
+TOP_LEVEL = {"__init__", "__main__", "api", "dask", "taxonomy", "text", "query", "corpus", "errors", "resources",
+             "wording"}
+
+
+def test_no_new_module_at_the_top_level():
+    """The architecture is read from the folder listing: a new module goes into the package
+    it belongs to, or is added to :data:`TOP_LEVEL` on purpose."""
+    top = {p.stem for p in PKG.glob("*.py")}
+    assert top - TOP_LEVEL == set(), sorted(top - TOP_LEVEL)
+    assert {"tagger.files.atomic", "tagger.files.limits", "tagger.evaluation.metrics"} <= set(MODULES)

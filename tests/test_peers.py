@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tagger.evaluation.peers import best_global_threshold, plain_lr, svm
-from tagger.metrics import paired_bootstrap
+from tagger.evaluation.metrics import paired_bootstrap
 
 TEXTS = ["images of cats and convolution networks for pixels"] * 12 + ["speech audio waveform and spoken words"] * 12
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..limits import over_limit
+from ..files.limits import over_limit
 from .read import UNREADABLE, Problem
 
 

@@ -21,10 +21,10 @@ import sys
 from collections.abc import Iterable
 from typing import TextIO
 
-from ..atomic import write_atomic
+from ..files.atomic import write_atomic
 from .edit import BibReport, Predict, update_bib_text
 from .merge import Vocabulary
-from ..limits import MAX_RECORD_SIZE
+from ..files.limits import MAX_RECORD_SIZE
 from .oversized import mask_oversized, unmask
 from .read import UNREADABLE
 

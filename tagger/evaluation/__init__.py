@@ -4,5 +4,6 @@
 (:mod:`~tagger.evaluation.html`) and the bib-eval set (:mod:`~tagger.evaluation.bibeval`).
 
 Imported only by ``tagger evaluate`` and the benchmarks: cross-validation trains, so it
-brings scikit-learn, nltk and lightgbm.  The scores themselves are :mod:`tagger.metrics`.
+brings scikit-learn, nltk and lightgbm.  The scores themselves are
+:mod:`~tagger.evaluation.metrics`.
 """

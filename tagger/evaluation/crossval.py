@@ -15,7 +15,7 @@ change is judged against a baseline given the same chances.
 
 from __future__ import annotations
 
-from ..metrics import confused_pairs, decide, per_label, prf, ranking, threshold_curves
+from .metrics import confused_pairs, decide, per_label, prf, ranking, threshold_curves
 from ..model.training import (NUM_ROUNDS, STAGE2, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
                        report_progress, stratified_folds, tune_thresholds)
 from ..text import document_text
@@ -26,8 +26,9 @@ BASELINE_CS = (0.1, 1.0, 10.0, 100.0)
 def figures(Y, P, T, taxonomy, rows=None, present_only: bool = False) -> dict:
     """All figures for the rows ``rows`` (default all): ``{"all": {...}, facet: {...}}``.
 
-    Each block holds the :func:`~tagger.metrics.prf` and :func:`~tagger.metrics.ranking`
-    figures and ``documents``.  ``Y``/``T`` are 0/1 (n, L), ``P`` probabilities (n, L).
+    Each block holds the :func:`~tagger.evaluation.metrics.prf` and
+    :func:`~tagger.evaluation.metrics.ranking` figures and ``documents``.  ``Y``/``T`` are
+    0/1 (n, L), ``P`` probabilities (n, L).
     ``present_only`` (a separate test set, bib-eval): the macro averages are over the labels
     the hand tags hold at least once (``macro_labels`` of ``macro_of``), since a label absent
     from a small set would count as F1 0 whatever the model does; micro and the rest pool
@@ -160,8 +161,8 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     With ``baseline``, the two pinned peers of :mod:`tagger.evaluation.peers` (``plain_lr``,
     ``svm``) run on the same folds too (decisions only: their ``P`` is their 0/1 decision),
     and ``comparisons`` holds, per peer and part, the tagger's micro-F1 minus the peer's with
-    a 95% paired bootstrap interval (:func:`tagger.metrics.paired_bootstrap`).  Bib-eval
-    records with a ``part`` (``ml``, ``outside-ml``) are also reported per part.
+    a 95% paired bootstrap interval (:func:`tagger.evaluation.metrics.paired_bootstrap`).
+    Bib-eval records with a ``part`` (``ml``, ``outside-ml``) are also reported per part.
     """
     import numpy as np
 
@@ -323,7 +324,7 @@ def _comparisons(Y, T, masks, peers, Yb, Tb, bparts, seed) -> dict:
     whole corpus, each sample and era, bib-eval and its parts (95% paired bootstrap)."""
     import numpy as np
 
-    from ..metrics import paired_bootstrap
+    from .metrics import paired_bootstrap
 
     out = {}
     for peer in peers:
@@ -341,8 +342,8 @@ def _comparisons(Y, T, masks, peers, Yb, Tb, bparts, seed) -> dict:
 
 def _add_drawn(block, Y, P, T, thresholds, taxonomy) -> None:
     """What ``evaluate --html`` draws besides the figures, into a system's ``block``:
-    ``threshold_curves`` (:func:`~tagger.metrics.threshold_curves`) and ``confusions``
-    (:func:`~tagger.metrics.confused_pairs`)."""
+    ``threshold_curves`` (:func:`~tagger.evaluation.metrics.threshold_curves`) and
+    ``confusions`` (:func:`~tagger.evaluation.metrics.confused_pairs`)."""
     block["threshold_curves"] = threshold_curves(Y, P, thresholds, taxonomy)
     block["confusions"] = confused_pairs(Y, T, taxonomy)
 

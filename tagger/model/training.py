@@ -353,7 +353,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
             second = st2.fit(P, Y)
             P = st2.crossfit(P, Y, stratified_folds(Y, threshold_folds, 7))
         thresholds, facet_th = tune_thresholds(Y, P, taxonomy)
-        from ..metrics import scores_by_facet
+        from .scores import scores_by_facet
 
         figures = {"out_of_fold": scores_by_facet(Y, P, taxonomy, thresholds), "folds": threshold_folds}
     else:

@@ -17,7 +17,7 @@ import zlib
 from functools import partial
 from pathlib import Path
 
-from ..limits import MAX_RECORD_SIZE, Oversized, over_limit, parse_size, size_text  # noqa: F401  (readers import them here)
+from ..files.limits import MAX_RECORD_SIZE, Oversized, over_limit, parse_size, size_text  # noqa: F401  (readers import them here)
 from .base import FileError, InputError
 
 #: bytes read at a time from a file; a ``jsonl.LineChunk`` is what such a read holds of

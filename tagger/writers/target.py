@@ -156,8 +156,8 @@ class Target:
 
     def _temp_file(self) -> int:
         """A new temporary file beside the target, with the target's mode: its descriptor
-        (:func:`tagger.atomic.temp_beside`)."""
-        from ..atomic import has_write_bit, temp_beside
+        (:func:`tagger.files.atomic.temp_beside`)."""
+        from ..files.atomic import has_write_bit, temp_beside
 
         if self._mode is not None and (not has_write_bit(self._mode) or not os.access(self.real, os.W_OK)):
             raise OutputError(f"{self.path}: is read-only (mode {self._mode:04o}), not replaced; "
@@ -185,7 +185,7 @@ class Target:
                     raise OutputError(f"{self.name}: cannot write: {e.strerror}") from None
         finally:
             if self.tmp is not None and os.path.exists(self.tmp):
-                from ..atomic import discard
+                from ..files.atomic import discard
 
                 discard(self.tmp)
         return False

@@ -6,48 +6,15 @@ scikit-learn's definitions: *micro* pools every (document, label) decision, *mac
 unweighted mean over labels (labels with no true and no predicted positive count as F1 = 0,
 ``zero_division=0``), *samples* is the mean over documents.  Ranking figures (precision@k,
 F1@5, NDCG) follow Annif's ``eval`` (rank all labels by probability).
+
+:func:`decide`, :func:`prf` and :func:`scores_by_facet` are defined in
+:mod:`tagger.model.scores` (``tagger train`` reports them, and the model does not import
+the evaluation) and imported here.
 """
 
 from __future__ import annotations
 
-
-def decide(P, thresholds, taxonomy):
-    """0/1 matrix from probabilities and per-label thresholds (a dict by label id or a float).
-
-    Exclusive facets keep at most their most probable label.
-    """
-    import numpy as np
-
-    labels = taxonomy.label_ids
-    th = np.array([thresholds[lb] for lb in labels]) if isinstance(thresholds, dict) else np.full(len(labels), thresholds)
-    T = (P >= th).astype(np.int8)
-    for f in taxonomy.facets:
-        if f.kind == "exclusive":
-            cols = [labels.index(lb.id) for lb in f.labels]
-            sub = P[:, cols]
-            best = sub.argmax(axis=1)
-            mask = np.zeros_like(sub, dtype=bool)
-            mask[np.arange(len(sub)), best] = True
-            T[:, cols] = T[:, cols] * mask
-    return T
-
-
-def prf(Y, T) -> dict:
-    """Precision, recall and F1, micro-, macro- and samples-averaged (floats in [0, 1])."""
-    import numpy as np
-    from sklearn.metrics import precision_recall_fscore_support
-
-    single = Y.shape[1] == 1
-    if single:  # scikit-learn would read one column as "binary"; a zero column changes no
-        Y, T = np.hstack([Y, np.zeros_like(Y)]), np.hstack([T, np.zeros_like(T)])  # micro/samples figure
-    out = {}
-    for avg in ("micro", "macro", "samples"):
-        if single and avg == "macro":
-            p, r, f, _ = precision_recall_fscore_support(Y[:, 0], T[:, 0], average="binary", zero_division=0)
-        else:
-            p, r, f, _ = precision_recall_fscore_support(Y, T, average=avg, zero_division=0)
-        out[f"precision_{avg}"], out[f"recall_{avg}"], out[f"f1_{avg}"] = float(p), float(r), float(f)
-    return out
+from ..model.scores import decide, prf, scores_by_facet  # noqa: F401  (defined below evaluation: training uses them)
 
 
 def ranking(Y, P) -> dict:
@@ -66,17 +33,6 @@ def ranking(Y, P) -> dict:
     out["f1@5"] = float(precision_recall_fscore_support(Y, T5, average="micro", zero_division=0)[2])
     has = Y.sum(axis=1) > 0
     out["ndcg"] = float(ndcg_score(Y[has], P[has])) if has.sum() >= 1 and Y.shape[1] > 1 else 0.0
-    return out
-
-
-def scores_by_facet(Y, P, taxonomy, thresholds) -> dict:
-    """``{"all": {...}, "<facet>": {...}}`` of :func:`prf` figures (rounded to 4 places)."""
-    T = decide(P, thresholds, taxonomy)
-    labels = taxonomy.label_ids
-    out = {"all": {k: round(v, 4) for k, v in prf(Y, T).items()}}
-    for f in taxonomy.facets:
-        cols = [labels.index(lb.id) for lb in f.labels]
-        out[f.id] = {k: round(v, 4) for k, v in prf(Y[:, cols], T[:, cols]).items()}
     return out
 
 

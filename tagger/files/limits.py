@@ -1,8 +1,8 @@
 """The limits of what is read: ``--max-record-size`` and its messages.
 
-At the top level because both :mod:`tagger.readers` (every reader) and :mod:`tagger.bib`
-(``tagger bib``, which the bib reader uses) apply them, and the bib package sits below the
-readers.
+In :mod:`tagger.files` because both :mod:`tagger.readers` (every reader) and
+:mod:`tagger.bib` (``tagger bib``, which the bib reader uses) apply them, and the bib
+package sits below the readers.
 """
 
 from __future__ import annotations
