@@ -272,3 +272,25 @@ def test_a_missing_or_damaged_booster_is_a_model_error(small_model_dir, tmp_path
         m.booster(first)
     with pytest.raises(ModelError, match="no such file: the model is incomplete"):
         m.booster(second)
+
+
+def test_linear_base_file_is_float16_transposed_and_memory_mapped(tmp_path):
+    """``linear_wt.npy`` holds W transposed in float16 (each weight within 2**-11 of itself,
+    relative), read back memory-mapped; a ``linear.npz`` with its own W (older models) still loads."""
+    import numpy as np
+
+    from tagger.model.inference import load_linear
+    from tagger.model.modeldir import save_linear_base
+
+    rng = np.random.default_rng(3)
+    W, b = rng.normal(scale=3.0, size=(4, 50)), rng.normal(size=4)
+    save_linear_base(tmp_path, W, b)
+    W2, b2 = load_linear(tmp_path / "linear.npz")
+    assert isinstance(W2.base, np.memmap) or isinstance(W2, np.memmap)
+    assert W2.shape == (4, 50) and W2.dtype == np.float16 and np.array_equal(b2, b)
+    assert np.abs(W2 - W).max() <= np.abs(W).max() * 2.0 ** -11
+    old = tmp_path / "old"
+    old.mkdir()
+    np.savez_compressed(old / "linear.npz", W=W, b=b)
+    W3, b3 = load_linear(old / "linear.npz")
+    assert W3.dtype == np.float64 and np.array_equal(W3, W) and np.array_equal(b3, b)
