@@ -77,3 +77,34 @@ def test_token_and_function_word_counts():
     assert b.n_function_words.tolist() == [3, 0, 0]  # we, the, of ("a" is no longer one: French "à")
     assert b.row.tolist() == [0, 0] and b.col.tolist() == [0, 1]
     assert b.value == pytest.approx([1 / 5 ** 0.5, 2 / 5 ** 0.5])
+
+
+def test_vocabulary_file_gives_the_same_transform(tmp_path, corpus_sample):
+    """A model's ``vocabulary.npz`` (terms, idf and lookup tables as arrays) reads back into
+    features whose label-time transform equals the fitted ones' entry for entry; the terms
+    are read only when asked for; a ``features.json`` that holds its terms (older models) loads too."""
+    import json
+
+    import numpy as np
+
+    from tagger.model.features import dump_json, fit_tfidf
+    from tagger.model.vocabulary import Terms, load_features, save_features
+    from tagger.text import document_text
+
+    texts = [document_text(r) for r in corpus_sample[:300]]
+    feats, _ = fit_tfidf(texts)
+    save_features(tmp_path, feats)
+    assert "terms" not in json.loads((tmp_path / "features.json").read_text(encoding="utf-8"))
+    back = load_features(tmp_path)
+    assert isinstance(back.terms, Terms) and back.terms._list is None and back.n_features == feats.n_features
+    a, b = feats.transform(texts[:50]), back.transform(texts[:50])
+    for k in ("row", "col", "value", "n_tokens", "n_function_words"):
+        assert np.array_equal(getattr(a, k), getattr(b, k)), k
+    assert a.row.size > 1000
+    assert back.terms._list is None  # the transform did not need them
+    assert list(back.terms) == list(feats.terms) and back.index[feats.terms[7]] == 7
+    old = tmp_path / "old"
+    old.mkdir()
+    with open(old / "features.json", "w", encoding="utf-8") as fh:
+        dump_json(feats.to_json(), fh)
+    assert np.array_equal(load_features(old).transform(texts[:5]).value, feats.transform(texts[:5]).value)

@@ -76,9 +76,25 @@ class TfidfFeatures:
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        self.index = {t: i for i, t in enumerate(self.terms)}
+        self._index = None
         self._analyzer = None
         self._batcher = None
+        self._tables = None  # what tables() returns, when read from a model's vocabulary.npz
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Term -> column, built on first use."""
+        if self._index is None:
+            self._index = {t: i for i, t in enumerate(self.terms)}
+        return self._index
+
+    def tables(self):
+        """The label-time lookup tables of the vocabulary, :func:`tagger.model.vocabulary.ngram_tables`."""
+        if self._tables is None:
+            from .vocabulary import ngram_tables
+
+            self._tables = ngram_tables(self.terms)
+        return self._tables
 
     @property
     def n_features(self) -> int:
@@ -130,7 +146,7 @@ class TfidfFeatures:
 
     def to_json(self) -> dict:
         """Plain-data form for the model directory (``features.json``)."""
-        return {"terms": self.terms, "idf": self.idf, "stop_words": self.stop_words,
+        return {"terms": list(self.terms), "idf": [float(v) for v in self.idf], "stop_words": self.stop_words,
                 "stem_exceptions": self.stem_exceptions, "ngram_max": self.ngram_max,
                 "sublinear_tf": self.sublinear_tf, "stem": self.stem,
                 **({"extra": self.extra} if any(self.extra.values()) else {})}
@@ -216,35 +232,12 @@ class _BatchAnalyzer:
         self.sublinear = feats.sublinear_tf
         self.idf = np.asarray(feats.idf, dtype=np.float64)
         self.n_features = len(feats.terms)
-        parts: dict[str, int] = {}
-        for t in feats.terms:
-            for w in t.split(" "):
-                parts.setdefault(w, len(parts))
-        self.parts = parts
-        P = self.P = max(len(parts), 1)
-        self.unigram_col = np.full(P, -1, dtype=np.int64)
-        grams: dict[int, tuple[list, list]] = {}
-        for j, t in enumerate(feats.terms):
-            words = t.split(" ")
-            if len(words) == 1:
-                self.unigram_col[parts[t]] = j
-                continue
-            if P ** len(words) >= 2 ** 62:
-                raise ValueError(f"{len(words)}-grams over {P} words do not fit 64-bit keys")
-            key = 0
-            for w in words:
-                key = key * P + parts[w]
-            keys, cols = grams.setdefault(len(words), ([], []))
-            keys.append(key)
-            cols.append(j)
+        words, self.unigram_col, self.ngrams = feats.tables()  # (n, sorted keys, their columns)
+        parts = self.parts = dict(zip(words, range(len(words))))
+        self.P = max(len(parts), 1)
         #: cue words as runs -> their part (-1: no vocabulary term has them)
         self._cue_first = {w.encode("ascii"): parts.get(CUE + w, -1) for w in CUE_FIRST} if self.cues else {}
         self._cue_second = {w.encode("ascii"): parts.get(CUE + w, -1) for w in CUE_SECOND} if self.cues else {}
-        self.ngrams = []  # (n, sorted keys, their columns)
-        for n, (keys, cols) in sorted(grams.items()):
-            keys, cols = np.array(keys, dtype=np.int64), np.array(cols, dtype=np.int64)
-            o = np.argsort(keys)
-            self.ngrams.append((n, keys[o], cols[o]))
         self._reset()
 
     def _reset(self) -> None:

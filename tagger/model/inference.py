@@ -4,7 +4,8 @@ A model directory holds::
 
     manifest.json      format version, labels in order, facet kinds, taxonomy fingerprint,
                        corpus hash, package versions, parameters, thresholds, training figures
-    features.json      TF-IDF vocabulary (column order), idf, stop words, stem exceptions
+    features.json      TF-IDF settings, stop words, stem exceptions (older models: terms and idf too)
+    vocabulary.npz     the terms in column order, their idf and lookup tables (:mod:`tagger.model.vocabulary`)
     boosters/*.txt.gz  one LightGBM model per label (a multiclass one per exclusive facet),
                        in LightGBM's own text format, gzip-compressed (``.txt`` in older models);
                        read only for ``--explain`` and tests
@@ -30,6 +31,7 @@ from pathlib import Path
 from .abstain import MIN_WORDS, not_english_reason, too_short_reason
 from ..errors import TaggerError
 from .features import TfidfFeatures
+from .vocabulary import load_features
 from .loading import ModelError, check_feature_version, load_linear, load_space  # noqa: F401 (ModelError re-exported)
 from ..taxonomy import Taxonomy, difference_from_model
 
@@ -120,7 +122,7 @@ class Model:
                              f"({difference_from_model(manifest, taxonomy)}): retrain with "
                              f"`tagger train --taxonomy {taxonomy.path}`")
         try:
-            features = TfidfFeatures.from_json(json.loads((path / "features.json").read_text(encoding="utf-8")))
+            features = load_features(path)
             forest = Forest.load(path / "trees.npz")
             linear = load_linear(path / "linear.npz") if (path / "linear.npz").exists() else None
             second = load_linear(path / "stage2.npz") if (path / "stage2.npz").exists() else None

@@ -9,12 +9,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .features import dump_json
+from .vocabulary import save_features
 from .inference import ModelError
 
 #: every name a model directory may hold (training replaces the directory as a whole;
 #: ``space``: a text space, the packaged one or a model's own copy, carried over)
 MODEL_FILES = frozenset({"manifest.json", "features.json", "trees.npz", "linear.npz", "linear_wt.npy", "stage2.npz",
+                         "vocabulary.npz",
                          "boosters", "README.md", "space"})
 
 
@@ -114,8 +115,7 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
         for stem, b in fm.boosters.items():  # gzip without a time stamp: the same bytes on every run
             data = gzip.compress(b.model_to_string().encode("utf-8"), compresslevel=9, mtime=0)
             (tmp / "boosters" / f"{stem}.txt.gz").write_bytes(data)
-        with open(tmp / "features.json", "w", encoding="utf-8") as fh:
-            dump_json(fm.features.to_json(), fh)
+        save_features(tmp, fm.features)
         forest.save(tmp / "trees.npz")
         if fm.linear is not None:
             save_linear_base(tmp, *fm.linear)
