@@ -274,21 +274,29 @@ def test_a_missing_or_damaged_booster_is_a_model_error(small_model_dir, tmp_path
         m.booster(second)
 
 
-def test_linear_base_file_is_float16_transposed_and_memory_mapped(tmp_path):
-    """``linear_wt.npy`` holds W transposed in float16 (each weight within 2**-11 of itself,
-    relative), read back memory-mapped; a ``linear.npz`` with its own W (older models) still loads."""
+def test_linear_base_file_is_int8_per_term_and_memory_mapped(tmp_path):
+    """``linear_wt.npy`` holds W per term as int8 with a float64 scale: each weight within
+    max |W[:, t]| / 254 of the fitted one, read back memory-mapped; scoring a term row equals
+    the dequantised W; a ``linear.npz`` with its own W (older models) still loads."""
     import numpy as np
 
-    from tagger.model.inference import load_linear
+    from tagger.model.inference import QuantizedWeights, load_linear
     from tagger.model.modeldir import save_linear_base
 
     rng = np.random.default_rng(3)
     W, b = rng.normal(scale=3.0, size=(4, 50)), rng.normal(size=4)
+    W[:, 7] = 0.0  # a term no label weighs
     save_linear_base(tmp_path, W, b)
     W2, b2 = load_linear(tmp_path / "linear.npz")
-    assert isinstance(W2.base, np.memmap) or isinstance(W2, np.memmap)
-    assert W2.shape == (4, 50) and W2.dtype == np.float16 and np.array_equal(b2, b)
-    assert np.abs(W2 - W).max() <= np.abs(W).max() * 2.0 ** -11
+    assert isinstance(W2, QuantizedWeights) and isinstance(W2.q, np.memmap) and W2.q.dtype == np.int8
+    assert W2.shape == (4, 50) and np.array_equal(b2, b)
+    D = np.asarray(W2)
+    err = np.abs(D - W).max(axis=0)
+    assert np.all(err <= np.abs(W).max(axis=0) / 254 + 1e-12) and err.max() > 0 and np.all(D[:, 7] == 0)
+    cols, vals = np.array([3, 3, 49]), np.array([0.5, 1.0, 2.0])
+    got = W2.terms(cols, vals, np.empty((3, 4)))
+    assert np.allclose(got, D[:, cols].T * vals[:, None], rtol=0, atol=1e-12)
+    assert np.array_equal(W2[1], D[1])
     old = tmp_path / "old"
     old.mkdir()
     np.savez_compressed(old / "linear.npz", W=W, b=b)

@@ -10,8 +10,8 @@ A model directory holds::
                        in LightGBM's own text format, gzip-compressed (``.txt`` in older models);
                        read only for ``--explain`` and tests
     trees.npz          the same trees flattened for the numpy evaluator (:mod:`tagger.model.forest`)
-    linear_wt.npy      the linear base's weights, float16 (n_features, n_outputs), memory-mapped
-    linear.npz         its intercepts (older models: the weights too, float64)
+    linear_wt.npy      the linear base's weights, int8 per term (n_features, n_outputs), memory-mapped
+    linear.npz         their per-term scales and the intercepts (older models: the weights, float64)
 
 Nothing is pickled, so loading a model never runs code.  Loading never imports scikit-learn,
 nltk or lightgbm; :meth:`Model.booster` imports lightgbm on demand (explanations, tests).
@@ -32,7 +32,8 @@ from .abstain import MIN_WORDS, not_english_reason, too_short_reason
 from ..errors import TaggerError
 from .features import TfidfFeatures
 from .vocabulary import load_features
-from .loading import ModelError, check_feature_version, load_linear, load_space  # noqa: F401 (ModelError re-exported)
+from .loading import (ModelError, QuantizedWeights, check_feature_version, load_linear,  # noqa: F401 (ModelError re-exported)
+                      load_space)
 from ..taxonomy import Taxonomy, difference_from_model
 
 MODEL_FORMAT = 1
@@ -80,7 +81,7 @@ class Model:
         self.manifest = manifest
         self.features = features
         self.forest = forest
-        #: (W, b): the linear base, W (n_outputs, n_features) float64 or float16 and b (n_outputs,), or None
+        #: (W, b): the linear base, W (n_outputs, n_features) float64 or :class:`QuantizedWeights`, b (n_outputs,), or None
         self.linear = linear
         #: (W (L, L), b (L,)): the label-dependency second stage (:mod:`tagger.model.stage2`), or None
         self.stage2 = stage2
@@ -208,19 +209,22 @@ class Model:
             if self._WT is None:
                 from .forest import Scratch
 
-                self._WT, self._scratch = np.ascontiguousarray(self.linear[0].T), Scratch()
+                W = self.linear[0]
+                self._WT, self._scratch = W if isinstance(W, QuantizedWeights) else np.ascontiguousarray(W.T), Scratch()
             row = batch.row
             starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))  # row is sorted
             out = self._scratch("terms", row.size * self._WT.shape[1], np.float64).reshape(row.size, -1)
-            if self._WT.dtype == np.float64:
+            if isinstance(self._WT, QuantizedWeights):  # memory-mapped: only these terms' rows are read
+                terms = self._WT.terms(batch.col, batch.value, out)
+            else:
                 terms = np.take(self._WT, batch.col, axis=0, out=out)
                 terms *= batch.value[:, None]
-            else:  # float16, memory-mapped (linear_wt.npy): only the pages of these terms are read
-                terms = np.multiply(self._WT[batch.col], batch.value[:, None], out=out)
             raw[row[starts]] += np.add.reduceat(terms, starts, axis=0)
         if self.linear is not None and batch.components is not None:
             if self._WD is None:
-                self._WD = np.ascontiguousarray(self.linear[0][:, self.features.n_features:].T)
+                W, n = self.linear[0], self.features.n_features
+                self._WD = (W.q[n:] * W.scale[n:, None] if isinstance(W, QuantizedWeights)
+                            else np.ascontiguousarray(W[:, n:].T))
             raw += batch.components @ self._WD
         if self.linear is not None:
             raw += self.linear[1]

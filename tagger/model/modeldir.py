@@ -28,16 +28,19 @@ def save_linear(path, W, b) -> None:
 
 
 def save_linear_base(directory, W, b) -> None:
-    """Write the linear base: ``linear_wt.npy``, W transposed, shape (n_features, n_outputs),
-    float16 (a relative rounding of at most 2**-11 per weight; 83,000 terms x 40 labels take
-    6.6 MB, memory-mapped at label time), and ``linear.npz`` with the intercepts ``b`` (float64)."""
+    """Write the linear base: ``linear_wt.npy``, W (n_outputs, n_features) quantised per term
+    to int8 and transposed (:func:`tagger.model.loading.quantize`; memory-mapped at label
+    time), and ``linear.npz`` with the per-term ``scale`` and the intercepts ``b`` (float64)."""
     import numpy as np
 
+    from .loading import quantize
+
+    q, scale = quantize(W)
     directory = Path(directory)
     with open(directory / "linear_wt.npy", "wb") as fh:
-        np.save(fh, np.ascontiguousarray(np.asarray(W).T, dtype=np.float16), allow_pickle=False)
+        np.save(fh, q, allow_pickle=False)
     with open(directory / "linear.npz", "wb") as fh:
-        np.savez_compressed(fh, b=np.asarray(b, dtype=np.float64))
+        np.savez_compressed(fh, b=np.asarray(b, dtype=np.float64), scale=scale)
 
 
 def _same_training(old_manifest_path, new: dict) -> bool:

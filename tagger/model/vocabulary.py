@@ -99,7 +99,7 @@ class Terms(Sequence):
 
 def save_features(directory, feats) -> None:
     """Write ``features.json`` (settings, stop words, stem exceptions) and ``vocabulary.npz``
-    (terms, idf, lookup tables; uncompressed, read without pickle) of a
+    (terms, idf, lookup tables; zip-compressed, read without pickle) of a
     :class:`~tagger.model.features.TfidfFeatures` into the model ``directory``."""
     import numpy as np
 
@@ -114,7 +114,7 @@ def save_features(directory, feats) -> None:
     for n, keys, cols in ngrams:
         arrays[f"keys{n}"], arrays[f"cols{n}"] = keys, cols
     with open(directory / "vocabulary.npz", "wb") as fh:
-        np.savez(fh, **arrays)
+        np.savez_compressed(fh, **arrays)
     with open(directory / "features.json", "w", encoding="utf-8") as fh:
         dump_json(data, fh)
 
