@@ -277,16 +277,15 @@ def _task(args):
     progress, n_sys = g["progress"], len(g["systems"])
     first = (g["k"] if fold == "bib" else fold - 1) * n_sys  # steps done before this task (in order)
     where = "bib-eval entries" if fold == "bib" else f"fold {fold} of {g['k']}"
+    total = g["k"] * n_sys + (n_sys if g["bib_texts"] else 0)  # steps of the whole evaluation
 
     def say(system):
         if progress:
-            report_progress(progress, first + len(res), g["k"] * n_sys + (n_sys if g["bib_texts"] else 0),
-                            f"{where}: {system}")
+            report_progress(progress, first + len(res), total, f"{where}: {system}")
 
     def inner(n, of):
         if progress and fold != "bib":
-            report_progress(progress, first, g["k"] * n_sys + (n_sys if g["bib_texts"] else 0),
-                            f"{where}: tagger, inner fold {n} of {of} done")
+            report_progress(progress, first, total, f"{where}: tagger, inner fold {n} of {of} done")
 
     Pin = out_of_fold_proba(tr_texts, Ytr, tax, th_k, seed + 1, progress=inner, **kw)
     fm = fit(tr_texts, Ytr, tax, **kw)
