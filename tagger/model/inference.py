@@ -213,7 +213,8 @@ class Model:
                 self._WT, self._scratch = W if isinstance(W, QuantizedWeights) else np.ascontiguousarray(W.T), Scratch()
             row = batch.row
             starts = np.flatnonzero(np.concatenate(([True], row[1:] != row[:-1])))  # row is sorted
-            out = self._scratch("terms", row.size * self._WT.shape[1], np.float64).reshape(row.size, -1)
+            n_out = len(self.linear[1])
+            out = self._scratch("terms", row.size * n_out, np.float64).reshape(row.size, n_out)
             if isinstance(self._WT, QuantizedWeights):  # memory-mapped: only these terms' rows are read
                 terms = self._WT.terms(batch.col, batch.value, out)
             else:
