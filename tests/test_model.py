@@ -38,11 +38,13 @@ def test_trained_on_80_percent_beats_the_frequency_baseline(corpus_sample, taxon
 
 
 def test_training_is_deterministic(small_model_dir, corpus_sample, taxonomy, tmp_path):
-    train(corpus_sample[::4], taxonomy, tmp_path / "again", num_rounds=15, threshold_folds=0, created="2026-01-01T00:00:00Z")
+    train(corpus_sample[::4], taxonomy, tmp_path / "again", num_rounds=15, threshold_folds=0, created="2026-01-01T00:00:00Z",
+          tfidf_params={"tree_terms": 2000})  # as small_model_dir
     a, b = small_model_dir, tmp_path / "again"
     names = sorted(p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file())
     assert names == sorted(p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file())
-    assert {"manifest.json", "trees.npz", "linear.npz", "features.json", "boosters/modality__text.txt.gz"} <= set(names)
+    assert {"manifest.json", "trees.npz", "linear.npz", "linear_wt.npy", "features.json", "vocabulary.npz",
+            "boosters/modality__text.txt.gz"} <= set(names)
     for n in names:
         assert (a / n).read_bytes() == (b / n).read_bytes(), n
 

@@ -103,7 +103,8 @@ def test_a_kept_model_card_gets_this_trainings_date(tmp_path, small_model_dir, c
     card = "# Model card: x\n\nCreated 2020-01-01T00:00:00Z from 1 hand-tagged abstracts (old).\n1 TF-IDF terms, 1 trees; " \
            "versions: lightgbm 0.\n\n## Figures\n\n| all | 0.5 |\n"
     (d / "README.md").write_text(card)
-    train(corpus_sample[::4], taxonomy, d, num_rounds=15, threshold_folds=0, created="2026-02-02T00:00:00Z")
+    train(corpus_sample[::4], taxonomy, d, num_rounds=15, threshold_folds=0, created="2026-02-02T00:00:00Z",
+          tfidf_params={"tree_terms": 2000})  # as small_model_dir: the same training
     new = (d / "README.md").read_text()
     assert new.splitlines()[2].startswith(f"Created 2026-02-02T00:00:00Z from {manifest['corpus_size']} hand-tagged")
     assert "1 TF-IDF terms, 1 trees" not in new and new.splitlines()[3].startswith(f"{manifest['n_features']} TF-IDF terms")
