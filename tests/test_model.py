@@ -63,8 +63,9 @@ def test_model_files_are_plain_data(small_model_dir):
     import gzip
 
     suffixes = {"".join(p.suffixes) for p in small_model_dir.rglob("*") if p.is_file()}
-    assert suffixes <= {".json", ".txt.gz", ".npz", ".md"}
+    assert suffixes <= {".json", ".txt.gz", ".npz", ".npy", ".md"}
     np.load(small_model_dir / "trees.npz", allow_pickle=False).close()
+    assert np.load(small_model_dir / "linear_wt.npy", allow_pickle=False).dtype == np.int8
     for p in (small_model_dir / "boosters").iterdir():  # LightGBM's text format, gzipped
         assert gzip.decompress(p.read_bytes()).startswith(b"tree\n"), p
 
@@ -86,7 +87,7 @@ def test_a_model_with_uncompressed_booster_text_still_explains(small_model_dir, 
     (d / "manifest.json").write_text(json.dumps(m))
     old, new = Model.load(d), Model.load(small_model_dir)
     label = old.labels[0]
-    X = new.features.transform_csr(["We fine-tune a language model on text benchmarks"])
+    X = new.booster_input(new.features.transform_csr(["We fine-tune a language model on text benchmarks"]))
     assert (old.booster(label).predict(X, raw_score=True) == new.booster(label).predict(X, raw_score=True)).all()
 
 
