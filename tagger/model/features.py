@@ -38,7 +38,7 @@ def feature_version() -> dict:
 #: 3 fold seeds) and +0.005 / +0.005 (nested, tagger evaluate), no facet losing 0.005
 #: (benchmarks/tune_model.py, fixtures/README.md).  Each booster file grows with the feature
 #: count (LightGBM writes every feature's range; 23,500 terms made a 31 MB model): they are gzipped.
-#: Since issue 18 the vocabulary keeps every term (``max_features`` None: about 83,000 on the
+#: Since issue 18 the vocabulary keeps every term (``max_features`` None: 104,173 on the
 #: 8,032) for the linear base, and the boosters read the ``tree_terms`` in most abstracts
 #: (:func:`tagger.model.training.tree_columns`): fixtures/README.md, "Vocabulary of the linear base".
 DEFAULT_TFIDF = {"ngram_max": 2, "min_df": 2, "max_df": 0.9, "max_features": None, "tree_terms": 8000,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .features import LABEL_TIME_EXTRAS, TfidfFeatures, feature_version
+from .features import DEFAULT_TFIDF, LABEL_TIME_EXTRAS, TfidfFeatures, feature_version
 from .inference import DEFAULT_THRESHOLD, MODEL_FORMAT, Model
 from .thresholds import SHRINK_K, stratified_folds, tune_thresholds  # noqa: F401 (re-exported)
 from ..taxonomy import Taxonomy
@@ -129,8 +129,6 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
 
     from .features import fit_tfidf
 
-    from .features import DEFAULT_TFIDF
-
     p = {**LGBM_PARAMS, **(params or {})}
     feats, X = fit_tfidf(texts, tfidf_params)
     X = X.astype(np.float64).tocsr()
@@ -151,7 +149,7 @@ def fit(texts, Y, taxonomy: Taxonomy, params=None, num_rounds=NUM_ROUNDS, tfidf_
         space_in_trees = SPACE_IN_TREES
     Xt = X if space is None or space_in_trees else X[:, :feats.n_features]
     if tree_cols is not None:  # the trees read the most common terms (and the components, if any)
-        Xt = Xt[:, np.concatenate([tree_cols, np.arange(feats.n_features, Xt.shape[1])])]
+        Xt = Xt[:, _booster_columns(tree_cols, feats.n_features, Xt.shape[1] - feats.n_features)]
     ds = lgb.Dataset(Xt, label=np.zeros(X.shape[0]), params=ds_params, free_raw_data=False).construct()
     boosters, booster_outputs, binary_outputs, exclusive_outputs, bias = {}, {}, {}, {}, []
     for facet in taxonomy.facets:
@@ -221,12 +219,17 @@ def forest_of(fm: FittedModel):
 def booster_columns(fm: FittedModel):
     """The column of the model's feature row (terms, then the space's components) that each
     booster feature reads, int64; None when the boosters read the row as it is."""
-    import numpy as np
-
     if fm.tree_columns is None:
         return None
-    n_dense = fm.space.k if fm.space is not None and fm.space_in_trees else 0
-    return np.concatenate([fm.tree_columns, fm.features.n_features + np.arange(n_dense)]).astype(np.int64)
+    return _booster_columns(fm.tree_columns, fm.features.n_features,
+                            fm.space.k if fm.space is not None and fm.space_in_trees else 0)
+
+
+def _booster_columns(tree_cols, n_terms: int, n_dense: int):
+    """The term columns the boosters read, then the ``n_dense`` component columns after the terms."""
+    import numpy as np
+
+    return np.concatenate([tree_cols, n_terms + np.arange(n_dense)]).astype(np.int64)
 
 
 def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
@@ -383,7 +386,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
         "label_counts": {lb: int(c) for lb, c in zip(taxonomy.label_ids, Y.sum(axis=0))},
         "facet_thresholds": facet_th,
         "parameters": {"lightgbm": {**LGBM_PARAMS, **(params or {})}, "num_rounds": num_rounds,
-                       "tfidf": {**__import__("tagger.model.features", fromlist=["x"]).DEFAULT_TFIDF, **(tfidf_params or {})},
+                       "tfidf": {**DEFAULT_TFIDF, **(tfidf_params or {})},
                        "threshold_folds": threshold_folds, "shrink_k": SHRINK_K,
                        **({"stage2": {"C": __import__("tagger.model.stage2", fromlist=["x"]).STAGE2_C}} if second else {}),
                        "linear_base": {"C": LINEAR_C, "folds": LINEAR_FOLDS, "solver": "liblinear", "penalty": "l2"}},

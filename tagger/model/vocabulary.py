@@ -22,7 +22,7 @@ def ngram_tables(terms):
 
     Returns ``(words, unigram_col, ngrams)``: ``words`` (list of str) the distinct words of
     the terms in order of first appearance (a word's part number is its place there);
-    ``unigram_col`` (int64, len(words)) the column of each word as a one-word term, -1 when
+    ``unigram_col`` (int64, max(len(words), 1)) the column of each word as a one-word term, -1 when
     it is none; ``ngrams`` a list of ``(n, keys, cols)`` per term length n >= 2, ``keys``
     (int64, sorted) the base-``len(words)`` number of the term's parts and ``cols`` their
     columns.  Raises ValueError when n-grams of that many words overflow 64-bit keys.
@@ -54,7 +54,7 @@ def ngram_tables(terms):
         keys, cols = np.array(keys, dtype=np.int64), np.array(cols, dtype=np.int64)
         o = np.argsort(keys, kind="stable")
         ngrams.append((n, keys[o], cols[o]))
-    return list(parts), unigram_col[: len(parts)] if parts else unigram_col, ngrams
+    return list(parts), unigram_col, ngrams
 
 
 def _blob(strings):
