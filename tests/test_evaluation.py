@@ -42,7 +42,11 @@ def small_cv(corpus_sample, taxonomy):
         mp.setenv("TAGGER_SHARED", str(BIB_CASE / "shared"))
         bib, note = load_bib_eval(BIB_CASE / "bib-eval.jsonl", taxonomy)
     return cross_validate(recs, taxonomy, k=3, inner_k=2, baseline=True, num_rounds=10, bib_eval=bib,
-                          bib_eval_note=note)
+                          bib_eval_note=note, first=FIRST)
+
+
+#: small_cv reports its first FIRST rows as a part too (evaluate --first)
+FIRST = 40
 
 
 def test_parts_by_sample_and_era():
@@ -56,6 +60,9 @@ def test_parts_by_sample_and_era():
     assert p["samples"]["seed"].tolist() == [False, False, True, True, False, False, False, True, False]
     assert {k: np.flatnonzero(m).tolist() for k, m in p["eras"].items()} == {
         "before 2010": [0, 6], "2010-2018": [1, 2], "2019 on": [3, 8]}  # "2001" (a string) and None: no era
+    assert "rows" not in p
+    assert np.flatnonzero(parts(recs, 3)["rows"]["first 3 rows"]).tolist() == [0, 1, 2]
+    assert "rows" not in parts(recs, 9) and "rows" not in parts(recs, 1)  # all rows, or one: no part
 
 
 def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sample, taxonomy):
@@ -79,7 +86,7 @@ def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sam
     assert "== bib-eval: entries of real .bib files, never trained on: 6 documents, scored by a model trained" in text
     heads = [ln[3:].split(":")[0] for ln in text.splitlines() if ln.startswith("== ")]
     assert heads == (["whole corpus"] + [f"sample {s}" for s in t["samples"]] + [f"era {e}" for e in eras]
-                     + ["bib-eval", "tagger minus peer, micro-F1 [95% paired bootstrap interval]"])
+                     + [f"first {FIRST} rows", "bib-eval", "tagger minus peer, micro-F1 [95% paired bootstrap interval]"])
     # the pinned peers ran on the same folds; the tagger's lead over each, with its interval
     assert set(small_cv["comparisons"]) == {"plain_lr", "svm"}
     for peer, c in small_cv["comparisons"].items():
@@ -87,6 +94,10 @@ def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sam
         assert set(c) >= {"corpus", "bib-eval"} and c["corpus"]["documents"] == n
         got = t["all"]["all"]["f1_micro"] - small_cv[peer]["all"]["all"]["f1_micro"]
         assert abs(c["corpus"]["diff"] - got) < 2e-4 and c["corpus"]["lo"] <= c["corpus"]["diff"] <= c["corpus"]["hi"]
+        first = f"first {FIRST} rows"  # evaluate --first: the same out-of-fold decisions on the first rows
+        assert c[first]["documents"] == FIRST == t["rows"][first]["all"]["documents"]
+        got = t["rows"][first]["all"]["f1_micro"] - small_cv[peer]["rows"][first]["all"]["f1_micro"]
+        assert abs(c[first]["diff"] - got) < 2e-4
     assert f"== era 2010-2018: {eras['2010-2018']} documents\n" in text
     section = text.split("== bib-eval")[1].split("\n\n")
     rows = {tuple(ln.split()[:2]) for ln in section[0].splitlines()[2:]}
@@ -99,6 +110,7 @@ def test_cross_validation_reports_samples_eras_and_bib_eval(small_cv, corpus_sam
     line = next(x for x in card.splitlines() if x.startswith("| bib-eval |"))
     assert line.startswith(f"| bib-eval | 6 | {tb} | ")
     assert f"| era 2010-2018 | {eras['2010-2018']} |" in card
+    assert f"| first {FIRST} rows | {FIRST} |" in card
 
 
 def test_folds_in_two_processes_give_the_same_figures(small_cv, corpus_sample, taxonomy):
@@ -111,7 +123,7 @@ def test_folds_in_two_processes_give_the_same_figures(small_cv, corpus_sample, t
         bib, note = load_bib_eval(BIB_CASE / "bib-eval.jsonl", taxonomy)
     steps = []
     two = cross_validate(recs, taxonomy, k=3, inner_k=2, baseline=True, num_rounds=10, bib_eval=bib,
-                         bib_eval_note=note, jobs=2, progress=lambda d, t, w: steps.append((d, t, w)))
+                         bib_eval_note=note, jobs=2, first=FIRST, progress=lambda d, t, w: steps.append((d, t, w)))
     assert two == small_cv
     assert small_cv["tagger"]["all"]["all"]["f1_micro"] > 0.2  # a model that learned something, not empty figures
     assert steps[-1][:2] == (16, 16) and sorted(w for _, _, w in steps[1:]) == sorted(
@@ -162,8 +174,9 @@ def test_report_shows_samples_and_eras_in_the_same_shape(small_cv, taxonomy):
     heads = [ln for ln in text.splitlines() if ln.startswith("== ")]
     assert [h.split(":")[0] for h in heads] == ["== whole corpus", "== sample uniform",
                                                "== sample active-learning-round-with-a-long-name", "== era 1993-2018",
-                                               "== bib-eval", "== tagger minus peer, micro-F1 [95% paired bootstrap interval]"]
-    assert max(map(len, text.splitlines())) <= 100 and text.count("\nall ") == 5
+                                               f"== first {FIRST} rows", "== bib-eval",
+                                               "== tagger minus peer, micro-F1 [95% paired bootstrap interval]"]
+    assert max(map(len, text.splitlines())) <= 100 and text.count("\nall ") == 6
 
 
 def test_evaluate_test_file_card_and_info(tmp_path, corpus_records, small_model_dir):

@@ -22,6 +22,9 @@ from ._common import Progress, exit_code, model_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the folds.")
 @click.option("--space", "space_dir", metavar="DIR|package|none", default=None,
               help="Text space the tagger reads, as for `tagger train` [default: none].")
+@click.option("--first", type=click.IntRange(2), metavar="N",
+              help="Also report the figures on the first N examples of the corpus (out-of-fold, from the same "
+                   "folds), e.g. the corpus as it stood before rows were appended.")
 @click.option("--json", "json_out", metavar="FILE", help="Write all figures as JSON.")
 @click.option("--per-label", metavar="FILE", help="Write the per-label table (TSV).")
 @click.option("--card", metavar="DIR", help="Write the model card DIR/README.md from these figures.")
@@ -38,7 +41,7 @@ from ._common import Progress, exit_code, model_options
               help="Run the outer folds (and the bib-eval fit) in this many processes; the figures do not change.")
 @model_options
 @exit_code
-def evaluate(corpus, test_file, folds, baseline, seed, space_dir, json_out, per_label, card, html_out, learning_curve,
+def evaluate(corpus, test_file, folds, baseline, seed, space_dir, first, json_out, per_label, card, html_out, learning_curve,
              bib_eval_file, no_bib_eval, jobs, model, taxonomy):
     """Cross-validated precision, recall and F1 (micro, macro, samples), per facet and label."""
     import json
@@ -98,7 +101,7 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, json_out, per_
         try:
             result = cross_validate(records, tax, k=folds, seed=seed, baseline=baseline, progress=steps,
                                     bib_eval=bib_eval, bib_eval_note=note, space=space,
-                                    jobs=jobs)
+                                    jobs=jobs, first=first)
         finally:
             steps.close()
     if learning_curve:

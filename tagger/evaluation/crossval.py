@@ -60,11 +60,13 @@ SAMPLES = ("seed", "uniform", "rare-label-search", "older-uniform", "active", "f
 ERAS = (("before 2010", None, 2009), ("2010-2018", 2010, 2018), ("2019 on", 2019, None))
 
 
-def parts(records) -> dict:
+def parts(records, first: int | None = None) -> dict:
     """Boolean row masks (numpy, shape (n,)) of the reported parts of ``records``:
-    ``{"samples": {sample: mask}, "eras": {era: mask}}``, only parts with at least 2 rows.
-    A sample not in :data:`SAMPLES` is reported after them; rows without an int ``year``
-    belong to no era."""
+    ``{"samples": {sample: mask}, "eras": {era: mask}, "rows": {"first N rows": mask}}``, only
+    parts with at least 2 rows.  A sample not in :data:`SAMPLES` is reported after them; rows
+    without an int ``year`` belong to no era; ``rows`` is there only with ``first`` (an int
+    below ``len(records)``): the first ``first`` records, e.g. the corpus as it stood before
+    later rows were appended."""
     import numpy as np
 
     seen = [r.get("sample") for r in records]
@@ -74,8 +76,11 @@ def parts(records) -> dict:
              for r in records]
     eras = {name: np.array([y is not None and (lo is None or y >= lo) and (hi is None or y <= hi) for y in years])
             for name, lo, hi in ERAS}
-    return {"samples": {k: m for k, m in samples.items() if m.sum() > 1},
-            "eras": {k: m for k, m in eras.items() if m.sum() > 1}}
+    out = {"samples": {k: m for k, m in samples.items() if m.sum() > 1},
+           "eras": {k: m for k, m in eras.items() if m.sum() > 1}}
+    if first is not None and 1 < first < len(records):
+        out["rows"] = {f"first {first} rows": np.arange(len(records)) < first}
+    return out
 
 
 def _part_figures(Y, P, T, taxonomy, masks, present_only: bool = False) -> dict:
@@ -138,7 +143,7 @@ def _best_f1(y, p) -> float:
 
 def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False, params=None,
                    num_rounds=NUM_ROUNDS, tfidf_params=None, progress=None, bib_eval=None,
-                   bib_eval_note=None, stage2=STAGE2, space=None, jobs=1) -> dict:
+                   bib_eval_note=None, stage2=STAGE2, space=None, jobs=1, first=None) -> dict:
     """k-fold cross-validation of the tagger (and optionally the LR baseline).
 
     Returns ``{"folds": k, "documents": n, "tagger": {"all": figures, "uniform": figures,
@@ -163,6 +168,7 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     and ``comparisons`` holds, per peer and part, the tagger's micro-F1 minus the peer's with
     a 95% paired bootstrap interval (:func:`tagger.evaluation.metrics.paired_bootstrap`).
     Bib-eval records with a ``part`` (``ml``, ``outside-ml``) are also reported per part.
+    ``first`` (int): the first ``first`` records are reported as a part too (``rows``).
     """
     import numpy as np
 
@@ -204,7 +210,7 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     finally:
         _G.clear()
     out = {"folds": k, "documents": len(records), "uniform_documents": int(uniform.sum())}
-    masks = parts(records)
+    masks = parts(records, first)
     for s in systems:
         out[s] = {
             "all": figures(Y, P[s], T[s], taxonomy),
@@ -328,8 +334,8 @@ def _comparisons(Y, T, masks, peers, Yb, Tb, bparts, seed) -> dict:
     out = {}
     for peer in peers:
         c = {"corpus": paired_bootstrap(Y, T["tagger"], T[peer], seed=seed)}
-        for kind in ("samples", "eras"):
-            for name, m in masks[kind].items():
+        for kind in ("samples", "eras", "rows"):
+            for name, m in masks.get(kind, {}).items():
                 c[name] = paired_bootstrap(Y[m], T["tagger"][m], T[peer][m], seed=seed)
         if Yb is not None and peer in Tb:
             c["bib-eval"] = paired_bootstrap(Yb, Tb["tagger"], Tb[peer], seed=seed)

@@ -208,6 +208,7 @@ def _parts(result, systems) -> list:
     if t.get("samples"):
         named += [(f"samples/{s}", f"sample: {s}", None) for s in t["samples"]]
         named += [(f"eras/{e}", f"era: {e}", None) for e in t.get("eras") or {}]
+        named += [(f"rows/{n}", n, None) for n in t.get("rows") or {}]
     elif t.get("uniform"):
         named.append(("uniform", "sample: uniform", None))
     if t.get("bib_eval"):

@@ -24,6 +24,7 @@ def _parts(block: dict) -> dict:
     out = {"whole corpus": block.get("all")}
     out.update({f"sample {n}": f for n, f in (block.get("samples") or {}).items()})
     out.update({f"era {n}": f for n, f in (block.get("eras") or {}).items()})
+    out.update(block.get("rows") or {})
     out["bib-eval"] = block.get("bib_eval")
     out.update({f"bib-eval {n}": f for n, f in (block.get("bib_eval_parts") or {}).items()})
     return {k: v for k, v in out.items() if v}
@@ -50,6 +51,7 @@ def report_parts(result: dict) -> list[tuple[str, str]]:
     if t.get("samples"):
         out += [(f"samples/{n}", f"sample {n}") for n in t["samples"]]
         out += [(f"eras/{n}", f"era {n}") for n in t.get("eras") or {}]
+        out += [(f"rows/{n}", n) for n in t.get("rows") or {}]
     elif t.get("uniform"):
         out.append(("uniform", "uniform random arXiv sample only"))
     if t.get("bib_eval"):
