@@ -10,15 +10,14 @@ or macro-F1 gains at least 0.005 as the mean over 3 fold seeds, no facet losing 
   inner 3-fold out-of-fold pass over the training part only, so no held-out row tunes anything.
 
 Folds run in ``--jobs`` processes (fork; each task is one (seed, fold) fit).  Writes one JSON
-line per setting: per-seed figures and their mean, seconds, and the model size of a fit; a
-screen also writes NAME+stage2, the same out-of-fold scores through a cross-fitted second stage.
+line per setting: per-seed figures and their mean, seconds, and the model size of a fit.
 
 Usage: python benchmarks/tune_model.py OUT.jsonl [--seeds 0,1,2] [--jobs 2] [--nested]
            [--corpus FILE] NAME=JSON [NAME=JSON ...]
-  JSON keys: "tfidf" (features settings, e.g. {"negation": true}), "lgbm" (LightGBM
-  parameters), "rounds", "stage2" (true: the label-dependency second stage; screened by
-  cross-fitting it over the pooled out-of-fold scores, nested as tagger evaluate fits it).
-  e.g. python benchmarks/tune_model.py /tmp/t.jsonl base='{}' neg='{"tfidf":{"negation":true}}'
+  JSON keys: "tfidf" (features settings, e.g. {"tree_terms": 4000}), "lgbm" (LightGBM
+  parameters), "rounds".  (The negation, cue, title, claim and character-n-gram features and
+  the second stage screened in issue 10 were deleted: fixtures/README.md, "Second round".)
+  e.g. python benchmarks/tune_model.py /tmp/t.jsonl base='{}' t4k='{"tfidf":{"tree_terms":4000}}'
 """
 import argparse
 import json
@@ -29,8 +28,6 @@ import time
 sys.path.insert(0, ".")
 
 from tagger.corpus import load_corpus  # noqa: E402
-from tagger.model.extra_features import TITLE_SEP  # noqa: E402
-from tagger.model import stage2 as st2  # noqa: E402
 from tagger.evaluation.metrics import decide, prf  # noqa: E402
 from tagger.taxonomy import load_taxonomy  # noqa: E402
 from tagger.text import document_text  # noqa: E402
@@ -55,11 +52,8 @@ def _task(args):
     tr_texts = [texts[i] for i in tr]
     th = None
     fm = fit(tr_texts, Y[tr], tax, **kw)
-    if nested:  # as tagger evaluate: thresholds (and the second stage) from an inner out-of-fold pass
+    if nested:  # as tagger evaluate: thresholds from an inner out-of-fold pass
         Pin = out_of_fold_proba(tr_texts, Y[tr], tax, 3, seed + 1, **kw)
-        if spec.get("stage2"):
-            fm.stage2 = st2.fit(Pin, Y[tr])
-            Pin = st2.crossfit(Pin, Y[tr], stratified_folds(Y[tr], 3, seed + 7))
         th, _ = tune_thresholds(Y[tr], Pin, tax)
     P = fitted_proba(fm, tax, [texts[i] for i in te])
     n_trees = sum(b.num_trees() for b in fm.boosters.values())
@@ -75,7 +69,7 @@ def _figures(Y, T, tax):
     return out
 
 
-def run(name, spec, seeds, jobs, nested, tax, Y, with_stage2=True, save_oof=None):
+def run(name, spec, seeds, jobs, nested, tax, Y, save_oof=None):
     import numpy as np
 
     t = time.time()
@@ -93,25 +87,17 @@ def run(name, spec, seeds, jobs, nested, tax, Y, with_stage2=True, save_oof=None
     if save_oof:
         for s in seeds:
             np.save(f"{save_oof}/{name}-seed{s}.npy", P[s])
-    rows = []
-    variants = [False, True] if not nested and not spec.get("stage2") and with_stage2 else [bool(spec.get("stage2"))]
-    for second in variants:
-        per_seed = {}
-        for s in seeds:
-            Ps = P[s]
-            if second and not nested:  # cross-fitted over the pooled out-of-fold first stage
-                Ps = st2.crossfit(P[s], Y, stratified_folds(Y, 5, s + 7))
-            if not nested:
-                th, _ = tune_thresholds(Y, Ps, tax)
-                T[s] = decide(Ps, th, tax)
-            per_seed[s] = _figures(Y, T[s], tax)
-        keys = list(per_seed[seeds[0]])
-        mean = {k: round(float(np.mean([per_seed[s][k] for s in seeds])), 4) for k in keys}
-        rows.append({"name": name + ("+stage2" if second and not spec.get("stage2") else ""),
-                     "spec": {**spec, **({"stage2": True} if second else {})},
-                     "protocol": "nested" if nested else "screen", "seeds": seeds, "documents": int(len(Y)),
-                     "seconds": round(time.time() - t, 1), **size, "mean": mean, "per_seed": per_seed})
-    return rows
+    per_seed = {}
+    for s in seeds:
+        if not nested:
+            th, _ = tune_thresholds(Y, P[s], tax)
+            T[s] = decide(P[s], th, tax)
+        per_seed[s] = _figures(Y, T[s], tax)
+    keys = list(per_seed[seeds[0]])
+    mean = {k: round(float(np.mean([per_seed[s][k] for s in seeds])), 4) for k in keys}
+    return [{"name": name, "spec": spec, "protocol": "nested" if nested else "screen", "seeds": seeds,
+             "documents": int(len(Y)), "seconds": round(time.time() - t, 1), **size, "mean": mean,
+             "per_seed": per_seed}]
 
 
 def main(argv=None):
@@ -126,15 +112,11 @@ def main(argv=None):
     a = ap.parse_args(argv)
     tax = load_taxonomy("taxonomy.yaml")
     recs = load_corpus(a.corpus)
-    plain = [document_text(r) for r in recs]
-    titled = [f"{r.get('title') or ''}{TITLE_SEP}{r['abstract']}" if r.get("title") else r["abstract"] for r in recs]
+    _G.update(texts=[document_text(r) for r in recs], Y=label_matrix(recs, tax.label_ids), tax=tax)
     seeds = [int(s) for s in a.seeds.split(",")]
     for s in a.settings:
         name, spec = s.split("=", 1)
         spec = json.loads(spec)
-        # the title namespace needs to know where the title ends (TITLE_SEP instead of ". ")
-        _G.update(texts=titled if (spec.get("tfidf") or {}).get("title") else plain,
-                  Y=label_matrix(recs, tax.label_ids), tax=tax)
         for row in run(name, spec, seeds, a.jobs, a.nested, tax, _G["Y"], save_oof=a.save_oof):
             print(json.dumps(row), flush=True)
             with open(a.out, "a") as fh:

@@ -240,23 +240,54 @@ def test_too_short_counts_words_exactly_up_to_the_limit(n, short):
     assert (got == f"too short to judge: {n} word{'' if n == 1 else 's'}, fewer than 20") if short else got is None
 
 
-def test_second_stage_is_saved_and_applied_by_the_numpy_path(corpus_sample, corpus_records, taxonomy, tmp_path):
-    from tagger.model import stage2
+def test_a_model_using_a_removed_option_says_retrain(small_model_dir, corpus_records, tmp_path):
+    """The label-dependency second stage and the negation, cue, title, claim and character
+    features were deleted (fixtures/README.md, "Second round"): a model directory from older
+    code with a ``stage2.npz`` (or ``stage2`` in its parameters), or whose features.json turns
+    one of them on, is refused in one line saying to retrain, where it would otherwise load and
+    score without them; an ``extra`` with all of them off loads and scores as before."""
+    import shutil
 
-    recs = corpus_sample[::6]
-    m = train(recs, taxonomy, tmp_path / "s2", num_rounds=5, threshold_folds=3, stage2=True)
-    assert m["parameters"]["stage2"] == {"C": stage2.STAGE2_C}
-    model = Model.load(tmp_path / "s2")
-    W, b = model.stage2
-    L = len(taxonomy.label_ids)
-    assert W.shape == (L, L) and np.abs(W - np.diag(np.diag(W))).sum() > 0  # labels lean on each other
-    texts = [r["abstract"] for r in corpus_records[1::50]]
-    first = Model(model.path, model.manifest, model.features, model.forest, model.linear).predict_proba(texts)
-    want = 1 / (1 + np.exp(-(np.log(np.clip(first, 1e-6, 1 - 1e-6) / (1 - np.clip(first, 1e-6, 1 - 1e-6))) @ W.T + b)))
-    got = model.predict_proba(texts)
-    assert np.abs(got - want).max() < 1e-12 and np.abs(got - first).max() > 0.01
-    preds = model.predict([{"abstract": t} for t in texts], min_words=0)
-    assert [p.tags for p in preds] == [t for t, _ in model.decide(got)]
+    from tagger.model.features import fit_tfidf
+    from tagger.model.modeldir import check_out_dir
+
+    texts = [r["abstract"] for r in corpus_records[1::200]]
+    want = Model.load(small_model_dir).predict_proba(texts)
+    manifest = json.loads((small_model_dir / "manifest.json").read_text())
+    features = json.loads((small_model_dir / "features.json").read_text())
+    assert "extra" not in features and "stage2" not in manifest["parameters"]
+
+    def copy(name, extra=None, stage2_file=False, stage2_param=False):
+        d = tmp_path / name
+        shutil.copytree(small_model_dir, d)
+        if extra is not None:
+            (d / "features.json").write_text(json.dumps({**features, "extra": extra}))
+        if stage2_file:
+            L = len(manifest["labels"])
+            with open(d / "stage2.npz", "wb") as fh:
+                np.savez_compressed(fh, W=np.eye(L), b=np.zeros(L))
+        if stage2_param:
+            m = {**manifest, "parameters": {**manifest["parameters"], "stage2": {"C": 1.0}}}
+            (d / "manifest.json").write_text(json.dumps(m))
+        return d
+
+    s2 = copy("s2", stage2_file=True)
+    with pytest.raises(ModelError, match=r"^\S+s2: the model uses the label-dependency second stage \(stage2\), "
+                                         r"whose code was removed from this tagger: please retrain with `tagger train`$"):
+        Model.load(s2)
+    check_out_dir(s2)  # and retraining may replace it: stage2.npz is a model file, not a user's
+    with pytest.raises(ModelError, match="second stage .*please retrain"):
+        Model.load(copy("s2param", stage2_param=True))
+    with pytest.raises(ModelError, match=r"^\S+neg: the model uses the feature options cues, negation "
+                                         r"\(features.json\), whose code was removed .*please retrain"):
+        Model.load(copy("neg", {"negation": True, "cues": True, "title": False, "claims": False, "char": 0}))
+    with pytest.raises(ModelError, match=r"feature option char \(features.json\), .*please retrain"):
+        Model.load(copy("char", {"char": 4}))
+    off = copy("off", {"negation": False, "cues": False, "title": False, "claims": False, "char": 0})
+    assert np.array_equal(Model.load(off).predict_proba(texts), want)
+    assert np.array_equal(Model.load(copy("empty", {})).predict_proba(texts), want)
+    with pytest.raises(ValueError, match=r"unknown TF-IDF settings \['negation'\]"):
+        fit_tfidf(texts, {"negation": True})  # training no longer takes them either
 
 
 def test_a_missing_or_damaged_booster_is_a_model_error(small_model_dir, tmp_path):

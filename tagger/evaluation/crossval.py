@@ -16,7 +16,7 @@ change is judged against a baseline given the same chances.
 from __future__ import annotations
 
 from .metrics import confused_pairs, decide, per_label, prf, ranking, threshold_curves
-from ..model.training import (NUM_ROUNDS, STAGE2, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
+from ..model.training import (NUM_ROUNDS, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
                        report_progress, stratified_folds, tune_thresholds)
 from ..text import document_text
 
@@ -143,7 +143,7 @@ def _best_f1(y, p) -> float:
 
 def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False, params=None,
                    num_rounds=NUM_ROUNDS, tfidf_params=None, progress=None, bib_eval=None,
-                   bib_eval_note=None, stage2=STAGE2, space=None, jobs=1, first=None) -> dict:
+                   bib_eval_note=None, space=None, jobs=1, first=None) -> dict:
     """k-fold cross-validation of the tagger (and optionally the LR baseline).
 
     Returns ``{"folds": k, "documents": n, "tagger": {"all": figures, "uniform": figures,
@@ -158,10 +158,9 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     ``bib_eval`` (records from :func:`tagger.evaluation.bibeval.load_bib_eval`, never training data) is
     scored by a model fitted on all of ``records`` as ``tagger train`` fits it (thresholds from
     a ``THRESHOLD_FOLDS``-fold out-of-fold pass), the baseline likewise; ``bib_eval_note``
-    (str) is carried into the result as ``bib_eval.note``.  ``stage2``: with the
-    label-dependency second stage, fitted inside each training fold as ``tagger train`` does.
-    ``space``: the text space the tagger reads (fitted once, without labels, on pools that
-    hold the corpus's texts: unsupervised, so not refitted per fold).
+    (str) is carried into the result as ``bib_eval.note``.  ``space``: the text space the
+    tagger reads (fitted once, without labels, on pools that hold the corpus's texts:
+    unsupervised, so not refitted per fold).
 
     With ``baseline``, the two pinned peers of :mod:`tagger.evaluation.peers` (``plain_lr``,
     ``svm``) run on the same folds too (decisions only: their ``P`` is their 0/1 decision),
@@ -188,7 +187,7 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
         report_progress(progress, 0, steps, f"{len(records)} documents, {k} folds of {inner_k} inner folds each; "
                                             f"starting fold 1 of {k}")
     context = dict(texts=texts, Y=Y, taxonomy=taxonomy, seed=seed, inner_k=inner_k, systems=systems, params=params,
-              num_rounds=num_rounds, tfidf_params=tfidf_params, stage2=stage2, space=space,
+              num_rounds=num_rounds, tfidf_params=tfidf_params, space=space,
               bib_texts=[document_text(r) for r in bib_eval] if bib_eval else None,
               progress=progress if jobs == 1 else None, k=k)
     tasks = [(f, tr, te) for f, (tr, te) in enumerate(folds, 1)]
@@ -268,7 +267,6 @@ def _task(args):
     ``("bib", None, {system: (P, decisions)})``."""
     import numpy as np
 
-    from ..model import stage2 as st2
     from .peers import PEERS
 
     fold, tr, te = args
@@ -295,9 +293,6 @@ def _task(args):
 
     Pin = out_of_fold_proba(tr_texts, Ytr, tax, th_k, seed + 1, progress=inner, **kw)
     fm = fit(tr_texts, Ytr, tax, **kw)
-    if g["stage2"]:  # fitted on the inner out-of-fold scores; thresholds on its cross-fitted ones
-        fm.stage2 = st2.fit(Pin, Ytr)
-        Pin = st2.crossfit(Pin, Ytr, stratified_folds(Ytr, th_k, 7 if fold == "bib" else seed + 7))
     thresholds, _ = tune_thresholds(Ytr, Pin, tax)
     Pt = fitted_proba(fm, tax, te_texts)
     res = {"tagger": (Pt, decide(Pt, thresholds, tax), [thresholds[lb] for lb in tax.label_ids])}

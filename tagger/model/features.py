@@ -21,8 +21,9 @@ from ..text import FUNCTION_WORDS, Analyzer, run_bytes, token_text
 
 #: version of what turns a text into feature columns here (analyzer, n-gram keys, weighting);
 #: bump it when a saved model's features would come out differently, so old models are refused
-#: (:func:`feature_version`).  Optional features are settings saved in ``features.json``, so a
-#: model trained without them keeps working and needs no bump.
+#: (:func:`feature_version`).  The optional features screened in issue 10 (negation, cues) were
+#: settings in ``features.json``; their code was deleted, and a model that turned one on is
+#: refused by :func:`tagger.model.loading.check_removed_options`.
 FEATURES_VERSION = 1
 
 
@@ -43,11 +44,6 @@ def feature_version() -> dict:
 #: (:func:`tagger.model.training.tree_columns`): fixtures/README.md, "Vocabulary of the linear base".
 DEFAULT_TFIDF = {"ngram_max": 2, "min_df": 2, "max_df": 0.9, "max_features": None, "tree_terms": 8000,
                  "sublinear_tf": True, "stem": True}
-#: optional features (:mod:`tagger.model.extra_features`), off unless a model's settings turn them on
-EXTRA_FEATURES = {"negation": False, "cues": False, "title": False, "claims": False, "char": 0}
-#: the ones :class:`_BatchAnalyzer` builds at label time; the others are for screening only
-#: (benchmarks/tune_model.py scores them through scikit-learn's transform; training refuses them)
-LABEL_TIME_EXTRAS = frozenset({"negation", "cues"})
 
 
 @dataclass
@@ -72,8 +68,6 @@ class TfidfFeatures:
     ngram_max: int = 2
     sublinear_tf: bool = True
     stem: bool = True
-    #: optional features (:data:`EXTRA_FEATURES`); absent in older models' features.json
-    extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self._index = None
@@ -105,17 +99,14 @@ class TfidfFeatures:
         if self._analyzer is None:
             from .stemming import label_time_stemmer
 
-            from .extra_features import FeatureAnalyzer
-
             stem = label_time_stemmer(self.stem_exceptions) if self.stem else None
-            self._analyzer = FeatureAnalyzer(stem=stem, stop_words=self.stop_words, ngram_max=self.ngram_max,
-                                             **self.extra)
+            self._analyzer = Analyzer(stem=stem, stop_words=self.stop_words, ngram_max=self.ngram_max)
         return self._analyzer
 
     def transform(self, texts, tokens=None) -> "FeatureBatch":
         """The TF-IDF rows of ``texts`` (a sequence of str) as a sparse :class:`FeatureBatch`.
         ``tokens``: :func:`tokenize` of the same texts, when another vocabulary (a text space)
-        reads them too (one tokenisation for both; not with the negation feature).
+        reads them too (one tokenisation for both).
 
         Equal to scikit-learn's ``TfidfVectorizer.transform`` with this model's vocabulary and
         idf within 1e-12 (``tests/test_features.py``), computed batch-wise in numpy: each text
@@ -148,12 +139,13 @@ class TfidfFeatures:
         """Plain-data form for the model directory (``features.json``)."""
         return {"terms": list(self.terms), "idf": [float(v) for v in self.idf], "stop_words": self.stop_words,
                 "stem_exceptions": self.stem_exceptions, "ngram_max": self.ngram_max,
-                "sublinear_tf": self.sublinear_tf, "stem": self.stem,
-                **({"extra": self.extra} if any(self.extra.values()) else {})}
+                "sublinear_tf": self.sublinear_tf, "stem": self.stem}
 
     @classmethod
     def from_json(cls, data: dict) -> "TfidfFeatures":
-        return cls(**data)
+        """From :meth:`to_json`'s form; an ``extra`` (older models: the removed optional features,
+        all off, as :func:`tagger.model.loading.check_removed_options` has checked) is ignored."""
+        return cls(**{k: v for k, v in data.items() if k != "extra"})
 
 
 @dataclass
@@ -221,23 +213,15 @@ class _BatchAnalyzer:
 
         from .stemming import label_time_stemmer
 
-        from .extra_features import CUE, CUE_FIRST, CUE_SECOND, NEG, NEG_MARK_BYTES, mark_negation
-
         self.stem = label_time_stemmer(feats.stem_exceptions) if feats.stem else None
-        self.negate = mark_negation if feats.extra.get("negation") else None
-        self._neg_mark, self._neg = (NEG_MARK_BYTES, NEG) if self.negate else (None, "")
-        self.cues = bool(feats.extra.get("cues"))
         self._stop_bytes = frozenset(w.encode("ascii", "replace") for w in feats.stop_words)
         self._function_words = frozenset(w.encode("ascii") for w in FUNCTION_WORDS)  # as runs
         self.sublinear = feats.sublinear_tf
         self.idf = np.asarray(feats.idf, dtype=np.float64)
         self.n_features = len(feats.terms)
         words, self.unigram_col, self.ngrams = feats.tables()  # (n, sorted keys, their columns)
-        parts = self.parts = dict(zip(words, range(len(words))))
-        self.P = max(len(parts), 1)
-        #: cue words as runs -> their part (-1: no vocabulary term has them)
-        self._cue_first = {w.encode("ascii"): parts.get(CUE + w, -1) for w in CUE_FIRST} if self.cues else {}
-        self._cue_second = {w.encode("ascii"): parts.get(CUE + w, -1) for w in CUE_SECOND} if self.cues else {}
+        self.parts = dict(zip(words, range(len(words))))
+        self.P = max(len(self.parts), 1)
         self._reset()
 
     def _reset(self) -> None:
@@ -248,8 +232,6 @@ class _BatchAnalyzer:
         self.n_known = 0  # ids below this have their facts in the arrays below
         self.part = np.empty(4096, dtype=np.int64)
         self.function_word = np.empty(4096, dtype=bool)
-        self.cue_first = np.empty(4096, dtype=np.int64)  # part of "@we" for the run "we", else -1
-        self.cue_second = np.empty(4096, dtype=np.int64)
 
     def _classify_new(self) -> None:
         """Part and function-word flag of the runs added to ``ids`` since the last call
@@ -262,12 +244,6 @@ class _BatchAnalyzer:
         while len(self.part) < total:  # grown by doubling: amortised O(1) per run
             self.part = np.concatenate([self.part, np.empty_like(self.part)])
             self.function_word = np.concatenate([self.function_word, np.empty_like(self.function_word)])
-            self.cue_first = np.concatenate([self.cue_first, np.empty_like(self.cue_first)])
-            self.cue_second = np.concatenate([self.cue_second, np.empty_like(self.cue_second)])
-        mark = self._neg_mark
-        if mark:  # a negated run is read as its base (stop word? number? function word?), stem "!stem"
-            negated = [r.startswith(mark) and len(r) > len(mark) for r in runs]
-            runs = [r[len(mark):] if n else r for r, n in zip(runs, negated)]
         stop, part, words, where = self._stop_bytes, [], [], []
         for k, r in enumerate(runs):
             if r.isdigit():
@@ -280,16 +256,10 @@ class _BatchAnalyzer:
                 where.append(k)
         get = self.parts.get
         stems = self.stem.stem_words(words) if self.stem else words
-        if mark:
-            stems = [self._neg + s if negated[k] else s for k, s in zip(where, stems)]
         for k, s in zip(where, stems):
             part[k] = get(s, -1)
         self.part[old:total] = part
         self.function_word[old:total] = [r in self._function_words for r in runs]
-        if self.cues:
-            plain = [not n for n in negated] if mark else [True] * len(runs)
-            self.cue_first[old:total] = [self._cue_first.get(r, -1) if p else -1 for r, p in zip(runs, plain)]
-            self.cue_second[old:total] = [self._cue_second.get(r, -1) if p else -1 for r, p in zip(runs, plain)]
         self.n_known = total
 
     def transform(self, texts: list[str], tokens=None) -> FeatureBatch:
@@ -298,11 +268,7 @@ class _BatchAnalyzer:
         n_rows = len(texts)
         if len(self.ids) > self.MAX_TOKENS:
             self._reset()
-        negate = self.negate
-        if tokens is not None and not negate:
-            runs, lens = tokens
-        else:
-            runs, lens = tokenize(texts, negate)
+        runs, lens = tokens if tokens is not None else tokenize(texts)
         ids = np.fromiter(map(self.ids.__getitem__, runs), dtype=np.int64, count=len(runs))
         if len(self.ids) > self.n_known:
             self._classify_new()
@@ -319,13 +285,6 @@ class _BatchAnalyzer:
         hit = uc >= 0
         rows.append(sdoc[known][hit])
         cols.append(uc[hit])
-        if self.cues and self.ngrams and self.ngrams[0][0] == 2:
-            from .extra_features import cue_bigrams
-
-            r, c = cue_bigrams(self.ngrams[0][1], self.ngrams[0][2], self.P, self.cue_first, self.cue_second,
-                               ids[is_token], doc[is_token], part[is_token])
-            rows.append(r)
-            cols.append(c)
         for n, keys, kcols in self.ngrams:
             m = len(seq) - n + 1
             if m <= 0:
@@ -351,14 +310,14 @@ class _BatchAnalyzer:
         return FeatureBatch(n_rows, row, col, value, n_tokens, n_function)
 
 
-def tokenize(texts, negate=None) -> tuple[list[bytes], list[int]]:
+def tokenize(texts) -> tuple[list[bytes], list[int]]:
     """The runs of letters and digits of each text (:func:`tagger.text.run_bytes` of its
-    :func:`~tagger.text.token_text`, through ``negate`` first when given), all in one list,
-    and how many each text has: what :class:`_BatchAnalyzer` reads."""
+    :func:`~tagger.text.token_text`), all in one list, and how many each text has: what
+    :class:`_BatchAnalyzer` reads."""
     runs: list[bytes] = []
     lens = []
     for t in texts:
-        r = run_bytes(negate(token_text(t)) if negate else token_text(t))
+        r = run_bytes(token_text(t))
         runs += r
         lens.append(len(r))
     return runs, lens
@@ -376,12 +335,12 @@ def fit_tfidf(texts, params: dict | None = None):
     from .stemming import stem_exceptions, training_stemmer
 
     p = {**DEFAULT_TFIDF, **(params or {})}
+    unknown = sorted(set(p) - set(DEFAULT_TFIDF))
+    if unknown:  # e.g. the optional features screened in issue 10, whose code was deleted
+        raise ValueError(f"unknown TF-IDF settings {unknown}; known: {sorted(DEFAULT_TFIDF)}")
     stop = sorted(ENGLISH_STOP_WORDS)
-    from .extra_features import FeatureAnalyzer
-
     stem = training_stemmer() if p["stem"] else None
-    extra = {k: p.get(k, v) for k, v in EXTRA_FEATURES.items()}
-    analyzer = FeatureAnalyzer(stem=stem, stop_words=stop, ngram_max=p["ngram_max"], **extra)
+    analyzer = Analyzer(stem=stem, stop_words=stop, ngram_max=p["ngram_max"])
     vec = TfidfVectorizer(analyzer=analyzer, min_df=p["min_df"], max_df=p["max_df"], max_features=p["max_features"],
                           sublinear_tf=p["sublinear_tf"], dtype=np.float64)
     X = vec.fit_transform(texts)
@@ -394,8 +353,7 @@ def fit_tfidf(texts, params: dict | None = None):
         terms[j] = t
     feats = TfidfFeatures(terms=terms, idf=[float(v) for v in vec.idf_], stop_words=stop,
                           stem_exceptions=exceptions, ngram_max=p["ngram_max"],
-                          sublinear_tf=p["sublinear_tf"], stem=p["stem"],
-                          extra={k: v for k, v in extra.items() if v})
+                          sublinear_tf=p["sublinear_tf"], stem=p["stem"])
     feats._sklearn = vec  # for tests comparing the two transforms; never saved
     return feats, X
 

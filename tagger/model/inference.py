@@ -32,8 +32,8 @@ from .abstain import MIN_WORDS, not_english_reason, too_short_reason
 from ..errors import TaggerError
 from .features import TfidfFeatures
 from .vocabulary import load_features
-from .loading import (ModelError, QuantizedWeights, check_feature_version, load_linear,  # noqa: F401 (ModelError re-exported)
-                      load_space)
+from .loading import (ModelError, QuantizedWeights, check_feature_version,  # noqa: F401 (ModelError re-exported)
+                      check_removed_options, load_linear, load_space)
 from ..taxonomy import Taxonomy, difference_from_model
 
 MODEL_FORMAT = 1
@@ -74,7 +74,7 @@ class Model:
     ``facets`` is [(facet id, kind, [label ids])]; ``thresholds`` is a float array (L,).
     """
 
-    def __init__(self, path, manifest: dict, features: TfidfFeatures, forest, linear=None, stage2=None, space=None):
+    def __init__(self, path, manifest: dict, features: TfidfFeatures, forest, linear=None, space=None):
         import numpy as np
 
         self.path = Path(path)
@@ -83,8 +83,6 @@ class Model:
         self.forest = forest
         #: (W, b): the linear base, W (n_outputs, n_features) float64 or :class:`QuantizedWeights`, b (n_outputs,), or None
         self.linear = linear
-        #: (W (L, L), b (L,)): the label-dependency second stage (:mod:`tagger.model.stage2`), or None
-        self.stage2 = stage2
         #: the text space (:class:`tagger.model.space.TextSpace`) whose components follow the TF-IDF
         #: columns, or None
         self.space = space
@@ -100,7 +98,8 @@ class Model:
     @classmethod
     def load(cls, path, taxonomy: Taxonomy | None = None) -> "Model":
         """Load the model in directory ``path``; raises :class:`ModelError` (one line) when
-        it is missing, of another format version, or trained for another taxonomy."""
+        it is missing, of another format version, uses an option whose code was removed
+        (:func:`~tagger.model.loading.check_removed_options`), or trained for another taxonomy."""
         from .forest import Forest
 
         path = Path(path)
@@ -118,6 +117,7 @@ class Model:
         if fmt != MODEL_FORMAT:
             raise ModelError(f"{path}: model format {fmt}, but this tagger reads format {MODEL_FORMAT}: please retrain with `tagger train`")
         check_feature_version(path, manifest)
+        check_removed_options(path, manifest)
         if taxonomy is not None and manifest.get("taxonomy_fingerprint") != taxonomy.fingerprint():
             raise ModelError(f"{path}: model was trained for another taxonomy than {taxonomy.path} "
                              f"({difference_from_model(manifest, taxonomy)}): retrain with "
@@ -126,9 +126,8 @@ class Model:
             features = load_features(path)
             forest = Forest.load(path / "trees.npz")
             linear = load_linear(path / "linear.npz") if (path / "linear.npz").exists() else None
-            second = load_linear(path / "stage2.npz") if (path / "stage2.npz").exists() else None
             space = load_space(path, manifest)
-            model = cls(path, manifest, features, forest, linear, second, space)
+            model = cls(path, manifest, features, forest, linear, space)
             model._check_shapes()
         except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, zipfile.BadZipFile) as e:
             raise ModelError(f"{path}: damaged model files ({e}); retrain with `tagger train`") from None
@@ -151,9 +150,6 @@ class Model:
         if self.linear is not None and (self.linear[0].shape != (n_out, n_feat)
                                         or self.linear[1].shape != (n_out,)):
             raise ValueError("linear.npz does not fit the vocabulary and outputs")
-        L = len(self.labels)
-        if self.stage2 is not None and (self.stage2[0].shape != (L, L) or self.stage2[1].shape != (L,)):
-            raise ValueError("stage2.npz does not fit the labels")
 
     @property
     def n_features(self) -> int:
@@ -169,7 +165,7 @@ class Model:
             return self.features.transform(texts)
         from .features import tokenize
 
-        tokens = None if self.features.extra.get("negation") else tokenize(texts)  # one pass for both vocabularies
+        tokens = tokenize(texts)  # one pass for both vocabularies
         batch = self.features.transform(texts, tokens)
         batch.components = self.space.project(self.space.features.transform(texts, tokens))
         return batch
@@ -180,18 +176,12 @@ class Model:
 
         Binary labels: sigmoid of the booster's raw score.  Exclusive facets: softmax over the
         facet's classes (its labels plus "none"), each label's column its class probability.
-        With a second stage, its probabilities from those (:mod:`tagger.model.stage2`).
         """
         return self.proba_of_raw(self.raw_scores(texts))
 
     def proba_of_raw(self, raw) -> "np.ndarray":
-        """Probabilities (n, L) from raw scores (n, n_outputs): the link, then the second stage."""
-        P = self._link(raw)
-        if self.stage2 is not None:
-            from .stage2 import apply
-
-            P = apply(P, *self.stage2)
-        return P
+        """Probabilities (n, L) from raw scores (n, n_outputs): the link."""
+        return self._link(raw)
 
     def raw_scores(self, texts) -> "np.ndarray":
         """Raw scores (log-odds; logits for exclusive facets), shape (n_texts, n_outputs):

@@ -1,5 +1,6 @@
-"""Reading the parts of a model directory that need checks: the feature version, the text
-space and the linear base.  :class:`ModelError` is what every loading failure raises."""
+"""Reading the parts of a model directory that need checks: the feature version, options whose
+code was removed, the text space and the linear base.  :class:`ModelError` is what every
+loading failure raises."""
 
 from __future__ import annotations
 
@@ -24,6 +25,35 @@ def check_feature_version(path, manifest: dict) -> None:
             return ", ".join(f"{k} {v.get(k)}" for k in sorted(set(mine) | set(v))) if isinstance(v, dict) else repr(v)
         raise ModelError(f"{path}: model built with feature version ({show(theirs)}), but this tagger computes "
                          f"({show(mine)}): please retrain with `tagger train`")
+
+
+def check_removed_options(path, manifest: dict) -> None:
+    """Raise :class:`ModelError` (one line, "... please retrain") when the model in ``path``
+    uses an option whose code was deleted, none of them having earned its place in the screens
+    (fixtures/README.md, "Second round"): the label-dependency second stage (``stage2.npz``,
+    or ``stage2`` in the manifest's parameters) or an optional feature (negation scope, cue
+    bigrams, title or claim namespaces, character n-grams) that ``features.json`` turns on in
+    its ``extra``.  An ``extra`` with all of them off, or none, is fine: such a model reads
+    text as this code does.  An unreadable ``features.json`` is left to the loading after."""
+    import json
+    from pathlib import Path
+
+    path = Path(path)
+    used = []
+    params = manifest.get("parameters")
+    if (path / "stage2.npz").exists() or (isinstance(params, dict) and params.get("stage2")):
+        used.append("the label-dependency second stage (stage2)")
+    try:
+        raw = (path / "features.json").read_bytes()
+        extra = json.loads(raw).get("extra") if b'"extra"' in raw else None  # most models: no parse here
+    except (OSError, ValueError, AttributeError):
+        extra = None
+    if isinstance(extra, dict) and any(extra.values()):
+        used.append("the feature option" + ("s " if sum(map(bool, extra.values())) > 1 else " ")
+                    + ", ".join(k for k, v in sorted(extra.items()) if v) + " (features.json)")
+    if used:
+        raise ModelError(f"{path}: the model uses {' and '.join(used)}, whose code was removed from this "
+                         "tagger: please retrain with `tagger train`")
 
 
 def load_space(path, manifest: dict):
@@ -84,7 +114,7 @@ def quantize(W):
 
 
 def load_linear(path):
-    """``(W, b)`` from ``linear.npz`` (or ``stage2.npz``), loaded without pickle.  Without a
+    """``(W, b)`` from ``linear.npz``, loaded without pickle.  Without a
     ``W`` in it (models since issue 18), W is a :class:`QuantizedWeights` of ``linear_wt.npy``
     beside it, memory-mapped, and of the ``scale`` in ``linear.npz``
     (:func:`tagger.model.modeldir.save_linear_base`)."""

@@ -13,18 +13,12 @@ from .vocabulary import save_features
 from .inference import ModelError
 
 #: every name a model directory may hold (training replaces the directory as a whole;
-#: ``space``: a text space, the packaged one or a model's own copy, carried over)
+#: ``space``: a text space, the packaged one or a model's own copy, carried over;
+#: ``stage2.npz``: the removed second stage of older models, which loading refuses and
+#: retraining over them must replace, not take for a user's file)
 MODEL_FILES = frozenset({"manifest.json", "features.json", "trees.npz", "linear.npz", "linear_wt.npy", "stage2.npz",
                          "vocabulary.npz",
                          "boosters", "README.md", "space"})
-
-
-def save_linear(path, W, b) -> None:
-    """Write the linear base as ``linear.npz`` (plain arrays, float64)."""
-    import numpy as np
-
-    with open(path, "wb") as fh:
-        np.savez_compressed(fh, W=W, b=b)
 
 
 def save_linear_base(directory, W, b) -> None:
@@ -122,8 +116,6 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
         forest.save(tmp / "trees.npz")
         if fm.linear is not None:
             save_linear_base(tmp, *fm.linear)
-        if getattr(fm, "stage2", None) is not None:
-            save_linear(tmp / "stage2.npz", *fm.stage2)
         space = getattr(fm, "space", None)
         if space is not None and getattr(space, "location", "package") == "model":
             shutil.copytree(space.source, tmp / "space")

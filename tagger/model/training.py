@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .features import DEFAULT_TFIDF, LABEL_TIME_EXTRAS, TfidfFeatures, feature_version
+from .features import DEFAULT_TFIDF, TfidfFeatures, feature_version
 from .inference import DEFAULT_THRESHOLD, MODEL_FORMAT, Model
 from .thresholds import SHRINK_K, stratified_folds, tune_thresholds  # noqa: F401 (re-exported)
 from ..taxonomy import Taxonomy
@@ -53,8 +53,6 @@ LINEAR_C = 10.0
 LINEAR_FOLDS = 5
 #: folds of the out-of-fold pass that tunes thresholds in ``tagger train``
 THRESHOLD_FOLDS = 5
-#: fit the label-dependency second stage (tagger.model.stage2) by default
-STAGE2 = False
 #: whether the LightGBM boosters read the text space's components too (True), or only the
 #: linear base does and the trees split on the TF-IDF terms alone (False)
 SPACE_IN_TREES = True
@@ -86,7 +84,6 @@ class FittedModel:
     bias: list
     n_outputs: int
     linear: tuple = None  # (W (n_outputs, n_features), b (n_outputs,)): the linear base
-    stage2: tuple = None  # (W (L, L), b (L,)): the label-dependency second stage (tagger.model.stage2)
     space: object = None  # the text space (tagger.model.space.TextSpace) whose components follow the terms
     tree_columns: object = None  # int64 (n_tree_terms,): the term columns the boosters read, None: all
     space_in_trees: bool = False  # whether the boosters read the space's components after the terms
@@ -234,20 +231,9 @@ def _booster_columns(tree_cols, n_terms: int, n_dense: int):
 
 def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
     """Probabilities (n, L) of a :class:`FittedModel` through the numpy path (no files)."""
-    import numpy as np
-
     forest = forest_of(fm)
     manifest = _layout_manifest(fm, taxonomy)
-    m = Model(".", manifest, fm.features, forest, fm.linear, fm.stage2, fm.space)
-    if set(fm.features.extra) - LABEL_TIME_EXTRAS:  # no label-time analyzer for these: scikit-learn's transform
-        from .features import FeatureBatch
-
-        X = fm.features._sklearn.transform(texts).tocoo()
-        o = np.lexsort((X.col, X.row))
-        batch = FeatureBatch(X.shape[0], X.row[o].astype(np.int64), X.col[o].astype(np.int64), X.data[o],
-                             np.zeros(X.shape[0], np.int64), np.zeros(X.shape[0], np.int64),
-                             fm.space.transform(texts) if fm.space is not None else None)
-        return m.proba_of_raw(m.raw_scores_of(batch))
+    m = Model(".", manifest, fm.features, forest, fm.linear, fm.space)
     return m.predict_proba(texts)
 
 
@@ -315,7 +301,7 @@ def created_time() -> str:
 
 def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_ROUNDS,
           tfidf_params=None, threshold_folds=THRESHOLD_FOLDS, progress=None, created=None,
-          stage2=STAGE2, space=None) -> dict:
+          space=None) -> dict:
     """Train on hand-tagged ``records`` and write the model directory ``out_dir`` atomically.
 
     ``progress(done, total, what)``, if given, is called after each step (each fold of the
@@ -323,10 +309,8 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
 
     Steps: an out-of-fold pass (``threshold_folds`` folds) gives the probabilities that tune
     per-label thresholds (:func:`tune_thresholds`); then the final model is fitted on all
-    records.  With ``stage2`` (needs the out-of-fold pass), the label-dependency second stage
-    (:mod:`tagger.model.stage2`) is fitted on those out-of-fold probabilities, and the thresholds
-    are tuned on its cross-fitted scores instead.  The directory is built in a temporary
-    sibling and swapped in by rename, so an interrupted run leaves the old model intact.
+    records.  The directory is built in a temporary sibling and swapped in by rename, so an
+    interrupted run leaves the old model intact.
     ``space``: a :class:`tagger.model.space.TextSpace` whose components the learners read beside the
     terms (None: none).  Its ``location`` attribute, ``"package"`` (the packaged
     ``models/space``, referred to) or ``"model"`` (copied into ``out_dir/space``), goes into
@@ -349,24 +333,14 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     if tuning:
         P = out_of_fold_proba(texts, Y, taxonomy, threshold_folds, 0, params, num_rounds, tfidf_params,
                               lambda n, k: step(n, f"out-of-fold pass, fold {n} of {k}"), space)
-        second = None
-        if stage2:
-            from . import stage2 as st2
-
-            second = st2.fit(P, Y)
-            P = st2.crossfit(P, Y, stratified_folds(Y, threshold_folds, 7))
         thresholds, facet_th = tune_thresholds(Y, P, taxonomy)
         from .scores import scores_by_facet
 
         figures = {"out_of_fold": scores_by_facet(Y, P, taxonomy, thresholds), "folds": threshold_folds}
     else:
         thresholds = taxonomy.thresholds(DEFAULT_THRESHOLD)
-        facet_th, second = {}, None
+        facet_th = {}
     fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params, space=space)
-    fm.stage2 = second
-    if set(fm.features.extra) - LABEL_TIME_EXTRAS:
-        raise ValueError(f"features {sorted(set(fm.features.extra) - LABEL_TIME_EXTRAS)} are for screening only "
-                         "(no label-time analyzer): a model with them cannot be saved")
     step(steps, f"final model on all {len(records)} abstracts")
     forest = forest_of(fm)
     manifest = _layout_manifest(fm, taxonomy, thresholds)
@@ -388,7 +362,6 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
         "parameters": {"lightgbm": {**LGBM_PARAMS, **(params or {})}, "num_rounds": num_rounds,
                        "tfidf": {**DEFAULT_TFIDF, **(tfidf_params or {})},
                        "threshold_folds": threshold_folds, "shrink_k": SHRINK_K,
-                       **({"stage2": {"C": __import__("tagger.model.stage2", fromlist=["x"]).STAGE2_C}} if second else {}),
                        "linear_base": {"C": LINEAR_C, "folds": LINEAR_FOLDS, "solver": "liblinear", "penalty": "l2"}},
         "n_features": fm.features.n_features,
         "n_trees": int(forest.n_trees),
