@@ -258,7 +258,8 @@ def render_html(result: dict, taxonomy, title: str = "") -> str:
         H.append("<p class='note'>This corpus has no <code>sample</code> or <code>year</code> field to split it by.</p>")
     else:
         H.append("<p class='note'>Each part of the corpus by its <code>sample</code> field, and by era from "
-                 "<code>year</code>" + ("; rows found by search inflate the labels they were searched for, so the uniform "
+                 "<code>year</code>" + "".join(f"; the {escape(n)} (<code>--first</code>)" for n in result["tagger"].get("rows") or {})
+                 + ("; rows found by search inflate the labels they were searched for, so the uniform "
                                         "random sample is the fairer estimate" if any(n == "sample: uniform" for n, *_ in parts)
                                         else "") + ".</p>" + _bars(parts, [("f1_micro", "micro-F1"), ("f1_macro", "macro-F1")], systems))
     note = (result.get("bib_eval") or {}).get("note")

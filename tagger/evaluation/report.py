@@ -184,7 +184,8 @@ def model_card(manifest: dict, result: dict, taxonomy) -> str:
     parts = _parts(t)
     if len(parts) > 1:
         facets = [x.id for x in taxonomy.facets]
-        L.append("### By part: each sample, each era (by `year`), bib-eval\n")
+        rows_part = "".join(f", the {n}" for n in t.get("rows") or {})  # evaluate --first
+        L.append(f"### By part: each sample, each era (by `year`){rows_part}, bib-eval\n")
         L.append("micro-F1 overall and per facet, macro-F1" + (" (tagger / baseline)" if b else "") + "; bib-eval "
                  "(entries of real .bib files, never trained on) is scored by a model trained on the whole corpus.\n")
         L.append("| part | documents | micro-F1 | " + " | ".join(facets) + " | macro-F1 |")
