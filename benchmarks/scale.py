@@ -1,6 +1,6 @@
 """Benchmark of tagging past one process: Dask workers against ``--jobs``, and Parquet memory.
 
-Run from the repository root with the project's Python, ``tagger[dask]`` installed::
+Run from the repository root with the project's Python, ``.[dask]`` installed::
 
     python benchmarks/scale.py                  # full run (a few minutes)
     python benchmarks/scale.py --quick          # 4,000 rows, one run each (sanity run)

@@ -11,7 +11,7 @@ keeps it (:func:`worker_tagger`); a task carries only the model's path and the o
 ``model=None`` uses each worker's own packaged model (the tagger installed there), checked
 against the client's by a hash of its manifest, so a cluster with another tagger version is
 an error rather than other tags; ``model=DIR`` a directory every worker can read (a shared
-file system), or ``$TAGGER_MODEL`` set on the client.  Needs ``pip install 'tagger[dask]'``.
+file system), or ``$TAGGER_MODEL`` set on the client.  Needs Dask and pyarrow: ``pip install '.[dask]'`` in a checkout.
 
 The tags are those of :meth:`tagger.api.Tagger.tag_frame` (and so of ``tagger label``).
 """
@@ -165,7 +165,7 @@ def label_partitions(address: str, patterns, out_dir: str, job, echo) -> int:
     try:
         from distributed import Client, as_completed
     except ImportError:
-        raise TaggerError("--dask needs Dask: pip install 'tagger[dask]'") from None
+        raise TaggerError("--dask needs Dask: pip install 'dask[dataframe,distributed]' pyarrow (in a checkout of tagger: pip install '.[dask]')") from None
     try:
         client = Client(address, timeout="20s")
     except (OSError, TimeoutError, ValueError) as e:

@@ -1,4 +1,4 @@
-"""Parquet input, with pyarrow, a batch of rows at a time (``pip install 'tagger[parquet]'``).
+"""Parquet input, with pyarrow, a batch of rows at a time (``pip install pyarrow``, or ``pip install '.[parquet]'`` in a checkout).
 
 The rows of a ``.parquet`` file as :class:`~tagger.readers.Record` s (number and line: the
 1-based row; default id ``<file stem>:<row>``), for output in any format; values JSON has no
@@ -27,7 +27,7 @@ def pyarrow_modules():
         import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
-        raise TaggerError("Parquet needs pyarrow: pip install 'tagger[parquet]'") from None
+        raise TaggerError("Parquet needs pyarrow: pip install pyarrow (in a checkout of tagger: pip install '.[parquet]')") from None
     return pa, pq
 
 

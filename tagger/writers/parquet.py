@@ -1,4 +1,4 @@
-"""Parquet output, with pyarrow (``pip install 'tagger[parquet]'``).
+"""Parquet output, with pyarrow (``pip install pyarrow``, or ``pip install '.[parquet]'`` in a checkout).
 
 - :func:`tag_parquet`: Parquet to Parquet, the fast path.  The input is read
   :data:`~tagger.readers.parquet.BATCH_ROWS` rows at a time; only the text and title columns
