@@ -1,4 +1,5 @@
 import csv
+import functools
 import io
 import json
 import os
@@ -8,6 +9,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
 
 from tagger.cli import cli
 
@@ -292,7 +294,112 @@ def test_on_error_skip_skips_lines_that_are_not_records(tmp_path):
     p.write_text(json.dumps({"id": "ok", "abstract": ABSTRACT}) + "\n{bad\n[1, 2]\n")
     r = run("label", str(p), "-f", "tsv", "--on-error", "skip")
     assert r.exit_code == 0 and r.output.count("skipped") >= 2
-    assert "b.jsonl:2: invalid JSON" in r.output and "b.jsonl:3: expected a JSON object, found list" in r.output
+    assert "b.jsonl:2: invalid JSON" in r.output and "b.jsonl:3: expected a JSON object, found array" in r.output
+
+
+#: JSON values that are not objects, and what the bad-record message calls them
+SCALARS = [(5, "number"), (3.5, "number"), (-0.0, "number"), (True, "boolean"), (False, "boolean"),
+           (None, "null"), ("x", "string"), ([1, {"abstract": "a"}], "array")]
+
+
+@functools.lru_cache(maxsize=None)
+def _tags_of(abstract):
+    r = run("label", "-", "--input-format", "jsonl", "-f", "jsonl", input=json.dumps({"abstract": abstract}) + "\n")
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)["tags"]
+
+
+@pytest.mark.parametrize("value, kind", SCALARS)
+@pytest.mark.parametrize("fmt", ["json", "jsonl"])
+@pytest.mark.parametrize("command", [["label", "-f", "jsonl"], ["label", "-f", "jsonl", "--jobs", "2"],
+                                     ["filter", "not modality:image", "-f", "jsonl"]])
+@pytest.mark.parametrize("stdin", [False, True])
+def test_a_record_that_is_not_an_object_is_a_bad_record(tmp_path, value, kind, fmt, command, stdin):
+    """A number, boolean, null, string or array where a record should be: the one-line bad-record
+    error (exit 2) naming the file, line and JSON kind; skipped with --on-error skip, the good
+    records around it tagged and written."""
+    good = [{"id": "g1", "abstract": ABSTRACT}, {"id": "g2", "abstract": ABSTRACT}]
+    if fmt == "json":
+        text = "[\n" + ",\n".join(json.dumps(v) for v in [good[0], value, good[1]]) + "\n]\n"
+    else:
+        text = "".join(json.dumps(v) + "\n" for v in [good[0], value, good[1]])
+    f = tmp_path / f"j.{fmt}"
+    f.write_text(text)
+    src, name = (["-", "--input-format", fmt], "-") if stdin else ([str(f)], str(f))
+    line = 3 if fmt == "json" else 2  # the json array opens on a line of its own
+    r = CliRunner().invoke(cli, command + src, input=text if stdin else None)
+    assert r.exit_code == 2, r.output
+    assert r.stderr == (f"tagger: error: {name}:{line}: expected a JSON object, found {kind} "
+                        "(1 record was written before it)\n")
+    assert [json.loads(line)["id"] for line in r.stdout.splitlines()] == ["g1"]
+    r = CliRunner().invoke(cli, command + src + ["--on-error", "skip"], input=text if stdin else None)
+    assert r.exit_code == 0, r.output
+    kept = "kept" if command[0] == "filter" else "written"
+    assert r.stderr.splitlines() == [f"tagger: warning: {name}:{line}: expected a JSON object, found {kind}; skipped",
+                                     f"tagger: 1 bad record skipped, 2 {kept}"]
+    out = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [o["id"] for o in out] == ["g1", "g2"]
+    assert all(o["tags"] == _tags_of(ABSTRACT) for o in out)
+
+
+@pytest.mark.parametrize("text, kind", [("42", "number"), ("null", "null"), ("true", "boolean"), ('"x"', "string"),
+                                        ("[1, 2, \"x\"]", "number"), ("[null]", "null"), ("[3.5]", "number")])
+def test_a_json_file_of_no_object_is_refused(tmp_path, text, kind):
+    f = tmp_path / "s.json"
+    f.write_text(text)
+    r = run("label", str(f))
+    assert r.exit_code == 2 and r.stderr == (f"tagger: error: {f}:1: expected a JSON object, found {kind} "
+                                             "(0 records were written before it)\n")
+    r = run("label", str(f), "--on-error", "skip")
+    assert r.exit_code == 2 and r.stdout == "" and "Traceback" not in r.output
+    assert r.stderr.splitlines()[0] == f"tagger: warning: {f}:1: expected a JSON object, found {kind}; skipped"
+    assert r.stderr.splitlines()[-1].startswith("tagger: error: no record written: ")
+
+
+_SHORT = "We study graphs."
+_scalar = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
+                    st.floats(allow_nan=False, allow_infinity=False),
+                    st.text(st.characters(blacklist_characters="[{"), max_size=5),  # no JSON in a string
+                    st.lists(st.integers(0, 9), max_size=2))
+_element = st.one_of(_scalar, st.sampled_from([{"abstract": ABSTRACT}, {"abstract": _SHORT}, {"title": "no abstract"}]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_element, max_size=8), st.sampled_from(["json", "jsonl"]))
+def test_mixed_scalars_and_objects_never_crash(elements, fmt):
+    """Any mix of JSON values where records should be: exit 0 or 2, never a traceback or an
+    internal error; with --on-error skip, every object with an abstract is tagged, in order, and
+    every scalar is one warning naming its kind."""
+    from tagger.readers.jsonl import json_kind
+
+    rows = [dict(e, id=f"r{i}") if isinstance(e, dict) else e for i, e in enumerate(elements)]
+    text = json.dumps(rows) if fmt == "json" else "".join(json.dumps(v) + "\n" for v in rows)
+    objects = [r for r in rows if isinstance(r, dict)]
+    bad = [r for r in rows if not isinstance(r, dict)]
+    for strict in (True, False):
+        r = run("label", "-", "--input-format", fmt, "-f", "jsonl", *([] if strict else ["--on-error", "skip"]),
+                input=text)
+        assert r.exit_code in (0, 2), r.output
+        assert "Traceback" not in r.output and "internal error" not in r.output
+        assert all(line.startswith("tagger: ") for line in r.stderr.splitlines())
+        if strict and bad:
+            assert r.exit_code == 2
+            assert f"expected a JSON object, found {json_kind(bad[0])} " in r.stderr
+            assert len(r.stderr.splitlines()) == 1
+        if not strict:
+            warned = [line for line in r.stderr.splitlines() if "expected a JSON object" in line]
+            assert [line.rsplit("found ", 1)[1] for line in warned] == [f"{json_kind(b)}; skipped" for b in bad]
+            if any("abstract" in o for o in objects):
+                assert r.exit_code == 0
+                out = {o["id"]: o for o in map(json.loads, r.stdout.splitlines())}
+                assert list(out) == [o["id"] for o in objects]
+                for o in objects:
+                    if o.get("abstract") == ABSTRACT:
+                        assert out[o["id"]]["tags"] == _tags_of(ABSTRACT) != []
+                    else:
+                        assert out[o["id"]]["tags"] == [] and out[o["id"]]["reason"]
+            else:  # nothing at all: nothing to do; else no record to tag (bad ones, or none with an abstract)
+                assert r.exit_code == (2 if rows else 0) and r.stdout == ""
 
 
 def test_explain_and_evaluate_with_an_exclusive_facet_model(tmp_path, monkeypatch):

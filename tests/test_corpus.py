@@ -77,7 +77,19 @@ def test_gzip_and_tables(tmp_path):
 
 @pytest.mark.parametrize("content, fmt, message", [
     (b'{"abstract": "x"}\n{not json}\n', "jsonl", ":2: invalid JSON"),
-    (b'[1, 2]\n', "jsonl", ":1: expected a JSON object"),
+    (b'[1, 2]\n', "jsonl", ":1: expected a JSON object, found array"),
+    (b'{"abstract": "x"}\n5\n', "jsonl", ":2: expected a JSON object, found number"),
+    (b'3.5\n', "jsonl", ":1: expected a JSON object, found number"),
+    (b'true\n', "jsonl", ":1: expected a JSON object, found boolean"),
+    (b'null\n', "jsonl", ":1: expected a JSON object, found null"),
+    (b'"text"\n', "jsonl", ":1: expected a JSON object, found string"),
+    (b'[1, 2, "x"]', "json", ":1: expected a JSON object, found number"),
+    (b'[\n{"abstract": "x"},\n null]', "json", ":3: expected a JSON object, found null"),
+    (b'[true]', "json", ":1: expected a JSON object, found boolean"),
+    (b'[3.5]', "json", ":1: expected a JSON object, found number"),
+    (b'[["x"]]', "json", ":1: expected a JSON object, found array"),
+    (b'42', "json", ":1: expected a JSON object, found number"),
+    (b'null', "json", ":1: expected a JSON object, found null"),
     (b"caf\xe9 au lait\n", "txt", ":1: not UTF-8 text (byte 0xe9 at column 4)"),
     (b"ok\n\x00\x01\x02\n", "txt", ":2: binary data"),
 ])
@@ -87,6 +99,8 @@ def test_bad_input_names_file_and_line(tmp_path, content, fmt, message):
     with pytest.raises(InputError) as e:
         list(read_jsonl(str(p))) if fmt == "jsonl" else fields(p)
     assert str(e.value).startswith(str(p)) and message in str(e.value)
+    if "expected a JSON object" in message:  # the whole message: nothing else on the line
+        assert str(e.value) == f"{p}{message}"
 
 
 def test_stream_reader_marks_lines_that_are_not_records(tmp_path):
@@ -95,7 +109,7 @@ def test_stream_reader_marks_lines_that_are_not_records(tmp_path):
     recs = list(read_records(str(p)))
     assert [r.error is None for r in recs] == [True, False, False]
     assert recs[1].line == 2 and recs[1].error.startswith("invalid JSON")
-    assert recs[2].error == "expected a JSON object, found str"
+    assert recs[2].error == "expected a JSON object, found string"
     c = tmp_path / "m.csv"
     c.write_text("abstract,b\n1,2,3\n4,5\n")
     recs = list(read_records(str(c)))

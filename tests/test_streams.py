@@ -193,6 +193,25 @@ def test_json_lines_named_json_is_read_as_json_lines(tmp_path):
     assert r.returncode == 0 and len(ids) == 200 and ids[:2] == ["0704.0001", "0704.0002"]
 
 
+@pytest.mark.parametrize("number", ["12345", "-1.5e+30", "0.000125"])
+def test_a_number_cut_between_two_pieces_of_the_input_is_one_bad_record(tmp_path, number):
+    """An array element that is a number, cut where one piece of the input (CHUNK_BYTES) ends:
+    read whole, as one bad record, not as a shorter number and then invalid JSON."""
+    from tagger.readers.stream import CHUNK_BYTES
+
+    for cut in range(1, len(number)):
+        first = {"id": "a", "abstract": CNN, "pad": ""}
+        head = "[" + json.dumps(first) + ", "
+        first["pad"] = "x" * (CHUNK_BYTES - cut - len(head))
+        text = "[" + json.dumps(first) + ", " + number + ", " + json.dumps({"id": "b", "abstract": CNN}) + "]"
+        assert text.index(number) == CHUNK_BYTES - cut
+        p = tmp_path / "cut.json"
+        p.write_text(text)
+        recs = records(p, lenient=True)
+        assert [(r.fields.get("id"), r.error) for r in recs] == [
+            ("a", None), (None, "expected a JSON object, found number"), ("b", None)], (number, cut)
+
+
 def test_a_record_of_an_unclosed_array_is_written_before_the_pipe_closes():
     p = subprocess.Popen(CMD + ["label", "-", "-f", "jsonl"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=ENV)

@@ -20,7 +20,7 @@ import json
 import re
 
 from .base import InputError, ReadOptions, Record, source_stem
-from .jsonl import _finite_float, _reject_constant, _too_deep
+from .jsonl import _finite_float, _reject_constant, _too_deep, not_an_object
 from .stream import _READ_ERRORS, CHUNK_BYTES, not_text, open_source, over_limit
 
 FORMAT = "json"
@@ -29,6 +29,9 @@ FORMAT = "json"
 MAX_DEPTH = 100
 
 _WS = " \t\r\n"
+#: what may follow a number decoded from a piece of the input, to the piece's end, when the
+#: number goes on in the next piece ("1." of "1.5", "2e" of "2e-3")
+_NUMBER_TAIL = re.compile(r"[0-9.eE+-]*")
 
 
 class JsonReader:
@@ -130,6 +133,9 @@ class JsonReader:
                 problem = None
                 try:
                     obj, end = decode(buf, pos)
+                    if (isinstance(obj, (int, float)) and not isinstance(obj, bool) and _NUMBER_TAIL.fullmatch(buf, end)
+                            and (limit is None or len(buf) - pos <= limit) and more()):
+                        continue  # a number cut where what was read ends ("1.", "-1.5e") goes on in the next piece
                     if _too_deep(obj, opts.max_depth):
                         problem = f"JSON nested more than {opts.max_depth} levels deep"
                 except json.JSONDecodeError as e:
@@ -187,7 +193,7 @@ class JsonReader:
                             rec.id_added = True
                         rec.fields = obj
                     else:
-                        rec.error = f"expected a JSON object, found {type(obj).__name__}"
+                        rec.error = not_an_object(obj)
                         if not opts.lenient:
                             raise InputError(f"{path}:{at}: {rec.error}")
                     yield rec

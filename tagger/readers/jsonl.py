@@ -193,7 +193,10 @@ def read_jsonl(path: str, text_field: str = "abstract", lenient: bool = False):
 
 
 def _too_deep(obj, limit: int) -> bool:
-    """Whether ``obj`` nests lists and dicts more than ``limit`` deep."""
+    """Whether ``obj`` nests lists and dicts more than ``limit`` deep (a number, string,
+    boolean or null nests nothing)."""
+    if not isinstance(obj, (dict, list)):
+        return False
     stack = [(obj, 1)]
     while stack:
         o, d = stack.pop()
@@ -204,6 +207,29 @@ def _too_deep(obj, limit: int) -> bool:
     return False
 
 
+def json_kind(obj) -> str:
+    """What JSON calls the value ``obj`` was decoded from: object, array, string, number,
+    boolean or null."""
+    if obj is None:
+        return "null"
+    if isinstance(obj, bool):
+        return "boolean"
+    if isinstance(obj, (int, float)):
+        return "number"
+    if isinstance(obj, str):
+        return "string"
+    if isinstance(obj, list):
+        return "array"
+    if isinstance(obj, dict):
+        return "object"
+    return type(obj).__name__
+
+
+def not_an_object(obj) -> str:
+    """The bad-record message for a JSON value that is not an object."""
+    return f"expected a JSON object, found {json_kind(obj)}"
+
+
 def parse_json_record(rec: Record, id_field: str = "id") -> Record:
     """Parse a :class:`Record` read lazily from JSON Lines (``fields`` None): set ``fields``
     or ``error``.  A record with neither ``id_field`` nor ``id`` gets ``id`` =
@@ -212,7 +238,7 @@ def parse_json_record(rec: Record, id_field: str = "id") -> Record:
         return rec
     try:
         obj = json.loads(rec.raw, parse_constant=_reject_constant, parse_float=_finite_float)
-        error = None if isinstance(obj, dict) else f"expected a JSON object, found {type(obj).__name__}"
+        error = None if isinstance(obj, dict) else not_an_object(obj)
     except RecursionError:
         error = f"JSON nested more than {MAX_DEPTH} levels deep"
     except json.JSONDecodeError as e:
