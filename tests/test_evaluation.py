@@ -258,3 +258,116 @@ def test_explanations_quote_the_text(shipped_model):
         contribs = [c for _, c in grams]
         assert all(c > 0 for c in contribs) and contribs == sorted(contribs, reverse=True)
         assert all(g in text for g, _ in grams), grams
+
+
+# --- evaluate's output files: checked before the long part, written atomically ------------
+
+@pytest.fixture
+def tiny_corpus(tmp_path, corpus_records):
+    """12 hand-tagged rows of the corpus, in a folder of their own."""
+    d = tmp_path / "in"
+    d.mkdir()
+    return write_jsonl(d / "tiny.jsonl", corpus_records[:12])
+
+
+def _no_work(monkeypatch):
+    """Make any work past the options' checks fail the test."""
+    import tagger.corpus
+    import tagger.evaluation.crossval as ev
+
+    def worked(*a, **k):
+        pytest.fail("evaluate worked before refusing its options")
+
+    for mod, name in ((ev, "cross_validate"), (ev, "evaluate_model"), (tagger.corpus, "load_corpus"),
+                      (tagger.corpus, "check_corpus")):
+        monkeypatch.setattr(mod, name, worked)
+
+
+@pytest.mark.parametrize("option", ["--json", "--per-label", "--html"])
+@pytest.mark.parametrize("problem", ["missing folder", "read-only file"])
+def test_output_paths_are_refused_before_any_work(tmp_path, tiny_corpus, monkeypatch, option, problem):
+    _no_work(monkeypatch)
+    out = tmp_path / "out"
+    out.mkdir()
+    if problem == "read-only file":
+        target = out / "kept.txt"
+        target.write_text("mine\n")
+        target.chmod(0o444)
+        message = (f"tagger: error: {target}: is read-only (mode 0444), not replaced; "
+                   f"make it writable or choose another {option}\n")
+    else:
+        target = out / "missing" / "f.txt"
+        message = f"tagger: error: {target}: no such directory: {out / 'missing'}; create it or choose another {option}\n"
+    for extra in ([], ["--test", str(tiny_corpus)]):
+        r = CliRunner().invoke(cli, ["evaluate", "--corpus", str(tiny_corpus), "--no-bib-eval", option, str(target),
+                                     *extra])
+        assert r.exit_code == 2 and r.output == message, r.output
+    assert sorted(p.name for p in out.iterdir()) == (["kept.txt"] if problem == "read-only file" else [])
+    if problem == "read-only file":
+        assert target.read_text() == "mine\n" and target.stat().st_mode & 0o777 == 0o444
+    assert sorted(p.name for p in tiny_corpus.parent.iterdir()) == ["tiny.jsonl"]
+
+
+@pytest.mark.parametrize("option", ["--json", "--per-label", "--html"])
+def test_standard_output_and_a_folder_are_no_output_file(tmp_path, tiny_corpus, monkeypatch, option):
+    _no_work(monkeypatch)
+    for target, message in [("-", f"{option} -: standard output carries the text report; give {option} a file name"),
+                            (str(tmp_path), f"{tmp_path}: is a directory; {option} needs a file name")]:
+        r = CliRunner().invoke(cli, ["evaluate", "--corpus", str(tiny_corpus), "--no-bib-eval", option, target])
+        assert r.exit_code == 2 and r.output == f"tagger: error: {message}\n", r.output
+
+
+def test_a_read_only_model_card_is_refused_before_any_work(tmp_path, tiny_corpus, small_model_dir, monkeypatch):
+    import shutil
+
+    _no_work(monkeypatch)
+    model = tmp_path / "m"
+    shutil.copytree(small_model_dir, model)
+    card = model / "README.md"
+    card.write_text("# my card\n")
+    card.chmod(0o444)
+    r = CliRunner().invoke(cli, ["evaluate", "--corpus", str(tiny_corpus), "--no-bib-eval", "--card", str(model)])
+    assert r.exit_code == 2 and r.output == (f"tagger: error: {card}: is read-only (mode 0444), not replaced; "
+                                             "make it writable or choose another --card\n"), r.output
+    assert card.read_text() == "# my card\n"
+    assert sorted(p.name for p in model.iterdir()) == sorted({p.name for p in small_model_dir.iterdir()} | {"README.md"})
+
+
+def test_evaluate_writes_json_and_tsv_atomically(tmp_path, tiny_corpus, small_model_dir, monkeypatch):
+    """--json and --per-label replace their files as -o does: the whole file written beside
+    it, then renamed onto it (a new inode, the old file's mode); the JSON is the result."""
+    import os
+
+    import tagger.evaluation.crossval as ev
+
+    got, renames = [], []
+    real_evaluate, real_replace = ev.evaluate_model, os.replace
+
+    def spy_evaluate(*a, **k):
+        got.append(real_evaluate(*a, **k))
+        return got[-1]
+
+    def spy_replace(src, dst):
+        renames.append((os.path.basename(src), os.path.basename(dst), os.path.getsize(src)))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(ev, "evaluate_model", spy_evaluate)
+    monkeypatch.setattr(os, "replace", spy_replace)
+    js, tsv = tmp_path / "f.json", tmp_path / "p.tsv"
+    js.write_text("old\n")
+    js.chmod(0o640)
+    inode = js.stat().st_ino
+    r = CliRunner().invoke(cli, ["evaluate", "--test", str(tiny_corpus), "--model", str(small_model_dir),
+                                 "--no-bib-eval", "--json", str(js), "--per-label", str(tsv)])
+    assert r.exit_code == 0, r.output
+    assert len(got) == 1
+    result = json.loads(js.read_text())
+    assert result == json.loads(json.dumps(got[0])) and result["tagger"]["all"]["all"]["documents"] == 12
+    rows = [line.split("\t") for line in tsv.read_text().splitlines()]
+    assert rows[0] == ["label", "support", "tp", "fp", "fn", "precision", "recall", "f1"]
+    assert rows[1:] == [[str(x[k]) for k in rows[0]] for x in got[0]["tagger"]["per_label"]]
+    assert [(d, n) for _, d, n in renames] == [("f.json", js.stat().st_size), ("p.tsv", tsv.stat().st_size)]
+    assert all(src.startswith(f".{d}.") and src.endswith(".tmp") for src, d, _ in renames)
+    assert js.stat().st_ino != inode and js.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json", "in", "p.tsv"]
+

@@ -117,6 +117,43 @@ def test_a_read_only_file_is_not_replaced(tmp_path, src):
     assert out.read_text() == "mine\n" and sorted(os.listdir(tmp_path)) == ["in.jsonl", "keep.jsonl"]
 
 
+@pytest.mark.parametrize("option", ["-o", "--json", "--scores"])
+def test_check_names_the_option_and_writes_nothing(tmp_path, option):
+    from tagger.writers.target import OutputError, Target
+
+    ro = tmp_path / "ro.txt"
+    ro.write_text("mine\n")
+    ro.chmod(0o444)
+    for path, message in [
+        (ro, f"{ro}: is read-only (mode 0444), not replaced; make it writable or choose another {option}"),
+        (tmp_path / "no" / "x.txt", f"{tmp_path / 'no' / 'x.txt'}: no such directory: {tmp_path / 'no'}; "
+                                    f"create it or choose another {option}"),
+    ]:
+        with pytest.raises(OutputError) as e:
+            Target(str(path), option=option).check()
+        assert str(e.value) == message
+    with pytest.raises(OutputError) as e:
+        Target(str(tmp_path), option=option)
+    assert str(e.value) == f"{tmp_path}: is a directory; {option} needs a file name"
+    Target(str(tmp_path / "new.txt"), option=option).check()  # a new file in a folder that is there: fine
+    assert sorted(os.listdir(tmp_path)) == ["ro.txt"] and ro.read_text() == "mine\n"
+
+
+def test_a_read_only_disagreements_file_names_its_option(tmp_path):
+    a = tmp_path / "a.jsonl"
+    a.write_text('{"id": "1", "labels": ["modality:text"]}\n')
+    b = tmp_path / "b.jsonl"
+    b.write_text('{"id": "1", "labels": ["modality:image"]}\n')
+    out = tmp_path / "dis.jsonl"
+    out.write_text("mine\n")
+    out.chmod(0o444)
+    r = tagger("corpus", "agreement", a, b, "--disagreements", out)
+    assert r.returncode == 2 and r.stderr.decode() == (
+        f"tagger: error: {out}: is read-only (mode 0444), not replaced; make it writable or choose another "
+        "--disagreements\n")
+    assert out.read_text() == "mine\n"
+
+
 @pytest.mark.parametrize("name, check", [
     ("o.jsonl", lambda b: json.loads(b.splitlines()[0])["id"] == "r0"),
     ("o.json", lambda b: [x["id"] for x in json.loads(b)] == ["r0", "r1", "r2"]),

@@ -1,23 +1,27 @@
-"""Writing ``tagger evaluate --html``'s page: the path checked before the long part, the
-page written as ``-o`` writes (:class:`tagger.writers.target.Target`: a file replaced
-atomically, a symbolic link kept, a FIFO or device written into)."""
+"""Files ``tagger evaluate`` writes after its long part (``--json``, ``--per-label``,
+``--html``, ``--card``): each path checked before the cross-validation
+(:func:`check_output_path`), each file written as ``-o`` writes
+(:class:`tagger.writers.target.Target`: a file replaced atomically, a symbolic link kept, a
+FIFO or device written into, a read-only file refused)."""
 
 from __future__ import annotations
-
-import os
 
 from ..errors import TaggerError
 from ..writers.target import Target
 
 
-def check_html_path(path: str) -> None:
-    """TaggerError now, before the cross-validation, for ``-`` (standard output carries the
-    report) or a path in a directory that does not exist."""
+def check_output_path(path: str, option: str) -> None:
+    """TaggerError now, before the cross-validation, naming ``option``: for ``-`` (standard
+    output carries the report), a directory, a read-only file, or a path in a directory that
+    does not exist or cannot be written in (:meth:`Target.check`).  Nothing is written."""
     if path == "-":
-        raise TaggerError("--html -: standard output carries the text report; give the page a file name")
-    d = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(d):
-        raise TaggerError(f"{path}: no such directory: {d}")
+        raise TaggerError(f"{option} -: standard output carries the text report; give {option} a file name")
+    Target(path, option=option).check()
+
+
+def check_html_path(path: str) -> None:
+    """:func:`check_output_path` for ``--html``."""
+    check_output_path(path, "--html")
 
 
 def write_html(path: str, result: dict, taxonomy, title: str) -> None:
@@ -25,5 +29,5 @@ def write_html(path: str, result: dict, taxonomy, title: str) -> None:
     from ..evaluation.html import render_html
 
     page = render_html(result, taxonomy, title)
-    with Target(path) as fh:
+    with Target(path, option="--html") as fh:
         fh.write(page)

@@ -99,11 +99,11 @@ def _queue(pool, n, exclude, scores_out, out, input_format, text_field, title_fi
     ids, keys = exclusions(exclude)
     rows = pool_rows(pool, input_format, text_field, title_field, id_field, warn=_warn)
     chosen, counts = queue(model, rows, n, ids, keys, min_words)
-    with Target(out) as fh:
+    with Target(out, option="--out") as fh:
         for row, *_ in chosen:
             fh.write(json.dumps(public_row(row), ensure_ascii=False) + "\n")
     if scores_out:
-        with Target(scores_out) as fh:
+        with Target(scores_out, option="--scores") as fh:
             for row, unc, nearest, proba in chosen:
                 tags, _ = model.decide(proba[None, :])[0]
                 fh.write(json.dumps({"id": row["id"], "uncertainty": round(unc, 4), "nearest_label": nearest,

@@ -49,7 +49,7 @@ def corpus_agreement(first, second, by, disagreements, taxonomy, as_json):
     click.echo(to_json(result) if as_json else format_agreement(result, first, second), nl=False)
     if disagreements:
         rows = differing(a, b)
-        with Target(disagreements) as fh:
+        with Target(disagreements, option="--disagreements") as fh:
             for r in rows:
                 fh.write(json.dumps(r, ensure_ascii=False) + "\n")
         click.echo(f"{disagreements}: {plural(len(rows), 'id')} with different label sets", err=True)

@@ -53,7 +53,12 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, first, json_ou
     from ..model import Model
     from ..resources import model_dir, taxonomy_chosen, taxonomy_path
     from ..taxonomy import from_model_manifest, load_taxonomy
+    from ._html import check_output_path
 
+    # every file written after the long part: refused now, not after it
+    for out_path, option in ((json_out, "--json"), (per_label, "--per-label"), (html_out, "--html")):
+        if out_path:
+            check_output_path(out_path, option)
     if test_file and not taxonomy_chosen(taxonomy):  # score a model by the labels it was trained on
         trained = Model.load(model_dir(model))
         tax = from_model_manifest(trained.manifest)
@@ -61,13 +66,7 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, first, json_ou
         tax = load_taxonomy(taxonomy_path(taxonomy))
     if card:
         Model.load(card, tax)  # fail now, not after the cross-validation
-    for out_path in (json_out, per_label, html_out):
-        if out_path and os.path.isdir(out_path):
-            raise TaggerError(f"{out_path}: is a directory; give a file name")
-    if html_out:
-        from ._html import check_html_path
-
-        check_html_path(html_out)
+        check_output_path(os.path.join(card, "README.md"), "--card")
     if learning_curve:
         from ..evaluation.html import load_learning_curve
 
@@ -107,24 +106,23 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, first, json_ou
     if learning_curve:
         result["learning_curve"] = curve
     click.echo(format_report(result, tax), nl=False)
-    if json_out:
-        with open(json_out, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=1)
-            fh.write("\n")
+    from ..writers.target import Target
+
+    if json_out:  # each file replaced atomically, as -o replaces its file
+        with Target(json_out, option="--json") as fh:
+            fh.write(json.dumps(result, indent=1) + "\n")
     if per_label:
-        write_per_label(per_label, result["tagger"]["per_label"])
+        with Target(per_label, option="--per-label") as fh:
+            write_per_label(fh, result["tagger"]["per_label"])
     if html_out:
         from ._html import write_html
 
         write_html(html_out, result, tax, os.path.basename(path))
         click.echo(f"evaluation page written to {html_out}")
     if card:
-        from pathlib import Path
-
         m = Model.load(card, tax)
-        text = model_card(m.manifest, result, tax)
-        tmp = Path(card) / ".README.md.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(Path(card) / "README.md")
-        click.echo(f"model card written to {Path(card) / 'README.md'}")
+        readme = os.path.join(card, "README.md")
+        with Target(readme, option="--card") as fh:
+            fh.write(model_card(m.manifest, result, tax))
+        click.echo(f"model card written to {readme}")
     return 0

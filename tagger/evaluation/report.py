@@ -133,16 +133,16 @@ def format_report(result: dict, taxonomy) -> str:
     return "\n".join(lines)
 
 
-def write_per_label(path, rows) -> None:
-    """The per-label table as TSV: label, support, tp, fp, fn, precision, recall, f1."""
+def write_per_label(fh, rows) -> None:
+    """The per-label table as TSV to the text file object ``fh``: label, support, tp, fp, fn,
+    precision, recall, f1."""
     import csv
 
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh, delimiter="\t", lineterminator="\n")
-        keys = ["label", "support", "tp", "fp", "fn", "precision", "recall", "f1"]
-        w.writerow(keys)
-        for r in rows:
-            w.writerow([r[k] for k in keys])
+    w = csv.writer(fh, delimiter="\t", lineterminator="\n")
+    keys = ["label", "support", "tp", "fp", "fn", "precision", "recall", "f1"]
+    w.writerow(keys)
+    for r in rows:
+        w.writerow([r[k] for k in keys])
 
 
 def model_card(manifest: dict, result: dict, taxonomy) -> str:

@@ -13,8 +13,10 @@
 - ``Target(path, binary=True)`` gives a file object taking bytes (Parquet), with the same
   rules; standard output too, unless it is a terminal.
 
-Errors are :class:`OutputError`, one line naming the output: a directory, a read-only
-file, a full disk, a standard output that is closed.
+Errors are :class:`OutputError`, one line naming the output (and the option that named it,
+``-o`` unless told): a directory, a read-only file, a full disk, a standard output that is
+closed.  :meth:`Target.check` finds what can be found before anything is written, for a
+command that writes its files after a long run (``tagger evaluate --json``).
 """
 
 from __future__ import annotations
@@ -73,14 +75,16 @@ class Target:
     object.  ``path``: ``-o``'s value, None or ``-`` for standard output.
 
     ``kind`` is ``"stdout"``, ``"fd"`` (a ``/dev/std*`` or ``/dev/fd/N`` name), ``"device"``
-    (a device or FIFO) or ``"file"``; ``name`` is what messages call it.  Raises
-    :class:`OutputError` (on entering) for a directory, a read-only file or a directory that
-    does not exist, and (on leaving) for a file that could not be finished.
+    (a device or FIFO) or ``"file"``; ``name`` is what messages call it; ``option`` the
+    command-line option that named the output, which the messages name.  Raises
+    :class:`OutputError` for a directory (on creating), a read-only file or a directory that
+    does not exist (on entering, or from :meth:`check`), and (on leaving) for a file that
+    could not be finished.
     """
 
-    def __init__(self, path: str | None, binary: bool = False):
+    def __init__(self, path: str | None, binary: bool = False, option: str = "-o"):
         #: ``binary``: the file object takes bytes (Parquet), not text
-        self.binary = binary
+        self.binary, self.option = binary, option
         self.path = None if path in (None, "-") else path
         self.name = "standard output" if self.path is None else self.path
         self.fd, self.gzip, self._inner = None, False, None
@@ -100,7 +104,7 @@ class Target:
         except OSError as e:
             raise OutputError(f"{self.path}: cannot write: {e.strerror}") from None
         if st is not None and stat.S_ISDIR(st.st_mode):
-            raise OutputError(f"{self.path}: is a directory; -o needs a file name")
+            raise OutputError(f"{self.path}: is a directory; {option} needs a file name")
         self.kind = "file" if st is None or stat.S_ISREG(st.st_mode) else "device"
         self._mode = None if st is None else st.st_mode & 0o7777
         self.gzip = self.path.lower().endswith(".gz")
@@ -154,17 +158,29 @@ class Target:
         self.fh = _Sink(fd, self.name, self.gzip, self.binary)
         return self.fh
 
+    def check(self) -> None:
+        """Raise :class:`OutputError` now for a file that could not be written: a read-only
+        file (its mode has no write bit), a directory that does not exist or cannot be
+        written in.  Nothing is written; standard output, a descriptor or a device pass."""
+        from ..files.atomic import has_write_bit
+
+        if self.kind != "file":
+            return
+        if self._mode is not None and (not has_write_bit(self._mode) or not os.access(self.real, os.W_OK)):
+            raise OutputError(f"{self.path}: is read-only (mode {self._mode:04o}), not replaced; "
+                              f"make it writable or choose another {self.option}")
+        d = os.path.dirname(self.real)
+        if not os.path.isdir(d):
+            raise OutputError(f"{self.path}: no such directory: {d}; create it or choose another {self.option}")
+        if not os.access(d, os.W_OK | os.X_OK):
+            raise OutputError(f"{self.path}: cannot write in {d} (permission denied); choose another {self.option}")
+
     def _temp_file(self) -> int:
         """A new temporary file beside the target, with the target's mode: its descriptor
         (:func:`tagger.files.atomic.temp_beside`)."""
-        from ..files.atomic import has_write_bit, temp_beside
+        from ..files.atomic import temp_beside
 
-        if self._mode is not None and (not has_write_bit(self._mode) or not os.access(self.real, os.W_OK)):
-            raise OutputError(f"{self.path}: is read-only (mode {self._mode:04o}), not replaced; "
-                              "make it writable or choose another -o")
-        d = os.path.dirname(self.real)
-        if not os.path.isdir(d):
-            raise OutputError(f"{self.path}: no such directory: {d}")
+        self.check()
         try:
             fd, self.tmp = temp_beside(self.real, self._mode)
         except OSError as e:
