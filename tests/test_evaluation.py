@@ -3,6 +3,7 @@ import json
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
 
 from tagger.cli import cli
 from tagger.evaluation.crossval import cross_validate
@@ -371,3 +372,38 @@ def test_evaluate_writes_json_and_tsv_atomically(tmp_path, tiny_corpus, small_mo
     assert js.stat().st_ino != inode and js.stat().st_mode & 0o777 == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.json", "in", "p.tsv"]
 
+
+# --- evaluate --first -----------------------------------------------------------------------
+
+def test_first_goes_with_cross_validation_not_test(tiny_corpus, monkeypatch):
+    _no_work(monkeypatch)
+    r = CliRunner().invoke(cli, ["evaluate", "--test", str(tiny_corpus), "--first", "5", "--no-bib-eval"])
+    assert r.exit_code == 2 and r.output == "tagger: error: --first goes with cross-validation, not --test\n"
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(2, 40))
+def test_first_must_be_below_the_corpus_size(tmp_path_factory, n):
+    """--first N on a corpus of 12: refused (before the cross-validation) unless N < 12; below,
+    the cross-validation is asked for the first N rows."""
+    import tagger.evaluation.crossval as ev
+    from conftest import CORPUS
+
+    d = tmp_path_factory.mktemp("first")
+    corpus = d / "c.jsonl"
+    corpus.write_text("".join(CORPUS.read_text(encoding="utf-8").splitlines(keepends=True)[:12]), encoding="utf-8")
+    asked = []
+
+    def stub(*a, **k):
+        asked.append(k["first"])
+        raise SystemExit(0)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ev, "cross_validate", stub)
+        r = CliRunner().invoke(cli, ["evaluate", "--corpus", str(corpus), "--no-bib-eval", "--folds", "2",
+                                     "--first", str(n)])
+    if n >= 12:
+        assert r.exit_code == 2 and r.stderr == f"tagger: error: --first {n}: the corpus has only 12 examples\n"
+        assert asked == []
+    else:
+        assert r.exit_code == 0 and asked == [n], r.output

@@ -24,7 +24,8 @@ from ._common import Progress, exit_code, model_options
               help="Text space the tagger reads, as for `tagger train` [default: none].")
 @click.option("--first", type=click.IntRange(2), metavar="N",
               help="Also report the figures on the first N examples of the corpus (out-of-fold, from the same "
-                   "folds), e.g. the corpus as it stood before rows were appended.")
+                   "folds), e.g. the corpus as it stood before rows were appended; N below the corpus's size, "
+                   "not with --test.")
 @click.option("--json", "json_out", metavar="FILE", help="Write all figures as JSON.")
 @click.option("--per-label", metavar="FILE", help="Write the per-label table (TSV).")
 @click.option("--card", metavar="DIR", help="Write the model card DIR/README.md from these figures.")
@@ -55,6 +56,8 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, first, json_ou
     from ..taxonomy import from_model_manifest, load_taxonomy
     from ._html import check_output_path
 
+    if first is not None and test_file:
+        raise TaggerError("--first goes with cross-validation, not --test")
     # every file written after the long part: refused now, not after it
     for out_path, option in ((json_out, "--json"), (per_label, "--per-label"), (html_out, "--html")):
         if out_path:
@@ -84,6 +87,8 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, first, json_ou
         raise TaggerError(f"{path}: no hand-tagged examples")
     if not test_file and len(records) < 2 * folds:
         raise TaggerError(f"{path}: {len(records)} examples are too few for {folds}-fold cross-validation")
+    if first is not None and first >= len(records):
+        raise TaggerError(f"--first {first}: the corpus has only {len(records)} examples")
     bib_eval, note = None, None
     if not no_bib_eval and (bib_eval_file or os.path.exists(DEFAULT_BIB_EVAL)):
         bib_eval, note = load_bib_eval(bib_eval_file or DEFAULT_BIB_EVAL, tax,  # before the long part
