@@ -15,8 +15,9 @@ Usage (from the repository root; TAGGER_SHARED names the shared folder)::
 
     python benchmarks/screen_space.py OUT.jsonl SETTING [--seeds 0,1,2] [--jobs 2]
 
-SETTING is ``none``, ``package`` (models/space) or a space directory, with ``:lin`` appended
-when only the linear base reads the components (``training.SPACE_IN_TREES = False``).
+SETTING is ``none``, ``package`` (models/space) or a space directory, with ``*W`` appended to
+scale the components by W (screening only: a shipped model has no such weight), and ``:lin``
+appended when only the linear base reads the components (``training.SPACE_IN_TREES = False``).
 One JSON line per setting goes to OUT.jsonl; the out-of-fold probabilities are saved beside it
 (``OUT.SETTING-seedS.npy``).
 """
@@ -44,11 +45,15 @@ _G = {}  # texts, Y, taxonomy, setting: set before the pool forks (no model is f
 def space_of(setting):
     """The :class:`TextSpace` of a setting, or None."""
     name = setting.split(":")[0]
+    name, _, weight = name.partition("*")
     if name == "none":
         return None
     from tagger.model.space import TextSpace
 
-    return TextSpace.load("models/space" if name == "package" else name)
+    space = TextSpace.load("models/space" if name == "package" else name)
+    if weight:  # every projection (training's transform and the model's) scaled by the weight
+        space.project = lambda batch, project=space.project, w=float(weight): w * project(batch)
+    return space
 
 
 def micro_macro(Y, P, th):
