@@ -2,9 +2,16 @@
 
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
+
+# A shell starts a background job (`nohup pytest &`, a CI runner without a terminal) with SIGINT
+# ignored, and a child inherits "ignored" through exec: the Ctrl-C tests' tagger processes would
+# then never see their SIGINT.  A handler here is reset to the default in every child instead.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("TAGGER_SHARED", ROOT.parent / "shared"))
