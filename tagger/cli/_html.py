@@ -19,11 +19,6 @@ def check_output_path(path: str, option: str) -> None:
     Target(path, option=option).check()
 
 
-def check_html_path(path: str) -> None:
-    """:func:`check_output_path` for ``--html``."""
-    check_output_path(path, "--html")
-
-
 def write_html(path: str, result: dict, taxonomy, title: str) -> None:
     """Render ``result`` (:func:`tagger.evaluation.html.render_html`) and write it to ``path``."""
     from ..evaluation.html import render_html
