@@ -8,6 +8,8 @@ import os
 import stat
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tagger.bib import BibReport, run, update_bib_text
 from tagger.bib.run import MAX_LINE
@@ -212,6 +214,67 @@ def test_run_binary_input_is_called_binary(bibfile, data):
     assert rc == 2 and out == "" and err.count("\n") == 1
     assert err.startswith(f"tagger: error: {f}: binary data (NUL byte at offset ") and "--encoding" not in err
     assert f.read_bytes() == data
+
+
+@pytest.mark.parametrize("data", [b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<< /Type /Catalog >>\nendobj\n",
+                                  b"%PDF-1.4\n1 0 obj\n@misc{a, abstract = {x}}\n", b"\n  %PDF-1.3\x00\x01"])
+def test_run_pdf_is_called_a_pdf(bibfile, data):
+    f = bibfile("paper.bib", data=data)
+    for kw in ({}, {"check": True}):
+        rc, out, err = call([f], **kw)
+        assert (rc, out) == (2, "")
+        assert err == (f"tagger: error: {f}: a PDF, not a .bib file: tagger bib edits BibTeX files (export the "
+                       f"references from your reference manager as BibTeX); left untouched\n")
+    assert f.read_bytes() == data
+
+
+@pytest.mark.parametrize("content", ["Reading list\n\nAttention is all you need, 2017.\n",
+                                     "\ufeffno entries here\n", "% header\nsome words\n"])
+def test_run_text_without_entries_is_an_error(bibfile, content):
+    f = bibfile("notes.bib", content=content)
+    pred = FakePredictor()
+    for kw in ({}, {"check": True}, {"remove": True}):
+        rc, out, err = call([f], predict=pred, **kw)
+        assert (rc, out) == (2, "")
+        assert err == (f"tagger: error: {f}: holds no BibTeX entries (no @type{{key, ...}} block), so it is not a "
+                       f".bib file; left untouched\n")
+    assert f.read_text(encoding="utf-8") == content and pred.calls == []
+
+
+@pytest.mark.parametrize("content", ["@string{jmlr = {Journal of Machine Learning Research}}\n",
+                                     "@comment{jabref-meta: databaseType:bibtex;}\n",
+                                     "@preamble{\"\\newcommand{\\noop}[1]{}\"}\n",
+                                     "Exported by a reference manager\n@string{a = {b}}\n"])
+def test_run_blocks_without_entries_are_a_bib_file(bibfile, content):
+    f = bibfile(content=content)
+    rc, out, err = call([f])
+    assert (rc, out, problem_lines(err)) == (0, "", [])
+    assert summary_of(err) == ("0 entries: 0 tagged, 0 updated, 0 unchanged, 0 without abstract, 0 abstained, "
+                               "0 unreadable, 0 warnings")
+
+
+_BLANK = st.from_regex(r"[ \t]*", fullmatch=True)
+_COMMENT = st.builds(lambda ws, t: ws + "%" + t, _BLANK, st.text(st.characters(blacklist_categories=("Cs",),
+                                                                                blacklist_characters="\r\n")))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(st.one_of(_BLANK, _COMMENT), max_size=6), nl=st.sampled_from(["\n", "\r\n"]),
+       bom=st.booleans())
+def test_run_empty_or_comments_only_is_a_bib_file(bibfile, lines, nl, bom):
+    f = bibfile(content=("\ufeff" if bom else "") + nl.join(lines))
+    rc, out, err = call([f])
+    assert (rc, out, problem_lines(err)) == (0, "", [])
+    assert summary_of(err).startswith("0 entries: 0 tagged")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.from_regex(r"[A-Za-z0-9.,;:()'-]{1,12}", fullmatch=True), min_size=1, max_size=8),
+       before=st.lists(st.one_of(_BLANK, _COMMENT), max_size=3))
+def test_run_any_text_without_blocks_is_an_error(bibfile, words, before):
+    f = bibfile(content="\n".join(before + [" ".join(words)]) + "\n")
+    rc, out, err = call([f])
+    assert (rc, out) == (2, "") and err.count("\n") == 1 and ": holds no BibTeX entries " in err
 
 
 def test_run_unreadable_file_and_unknown_encoding(bibfile, tmp_path):

@@ -88,6 +88,31 @@ def decode(data: bytes, encoding: str | None) -> tuple[str, str]:
     return text, codec
 
 
+#: why a file that is a PDF is no input of ``tagger bib``, and what to do instead
+PDF_REASON = ("a PDF, not a .bib file: tagger bib edits BibTeX files (export the references from your "
+              "reference manager as BibTeX); left untouched")
+NO_ENTRIES_REASON = ("holds no BibTeX entries (no @type{key, ...} block), so it is not a .bib file; "
+                     "left untouched")
+
+
+def _not_bibtex(text: str) -> bool:
+    """Whether ``text``, in which no entry was found, is no BibTeX at all: it has no
+    ``@string``, ``@comment`` or ``@preamble`` block either, and text other than white space
+    and ``%`` comment lines.  An empty file, or one of comments only, is a legitimate .bib."""
+    from bibtexparser.model import ImplicitComment
+
+    from .locate import parse_blocks
+
+    body = text.lstrip("\ufeff")
+    if all(not ln.strip() or ln.lstrip().startswith("%") for ln in body.split("\n")):
+        return False
+    try:
+        blocks = parse_blocks(body)
+    except Exception:  # whatever made the file unparsable was reported as a problem already
+        return False
+    return all(isinstance(b, ImplicitComment) for b, _, _ in blocks)
+
+
 def _diff(old: str, new: str, path: str) -> str:
     def lines(s: str) -> list[str]:
         parts = s.split("\n")
@@ -190,8 +215,10 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
     default to ``sys.stdout``/``sys.stderr`` as they are at call time.
 
     Returns:
-        2 if a file could not be read, decoded or written (one ``tagger: error: FILE: ...``
-        line on ``err``, the file untouched), or if any entry is unreadable (unless
+        2 if a file could not be read, decoded or written, or is no BibTeX (a PDF; text without
+        a single ``@`` block: an empty file, or one of ``%`` comments or ``@string`` blocks
+        only, is BibTeX) (one ``tagger: error: FILE: ...`` line on ``err``, the file
+        untouched), or if any entry is unreadable (unless
         ``allow_unreadable``) or has a correction that was ignored (its warning names why and
         the closest label ids; the rest of the file is written as usual), or with ``strict`` if there is any warning; else 1 if a file
         was changed (with ``check``: would be); else 0.  Every file is processed either way.
@@ -218,6 +245,10 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
             print(f"tagger: error: {path}: cannot read file: {exc.strerror or exc}", file=err)
             rc = 2
             continue
+        if data.lstrip().startswith(b"%PDF"):
+            print(f"tagger: error: {path}: {PDF_REASON}", file=err)
+            rc = 2
+            continue
         try:
             text, codec = decode(data, encoding)
         except _FileError as exc:
@@ -231,6 +262,10 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
             report.new_text = unmask(report.new_text, originals)
             report.problems = sorted(report.problems + oversized, key=lambda p: p.line)
         del masked
+        if not report.entries and not report.problems and _not_bibtex(text):
+            print(f"tagger: error: {path}: {NO_ENTRIES_REASON}", file=err)
+            rc = 2
+            continue
         n_unreadable, n_warnings = _process(path, report, allow_unreadable, err)
         changed = report.new_text != text
         if n_unreadable or report.ignored_corrections or (strict and n_warnings):

@@ -32,8 +32,8 @@ def bib(files, check, strict, allow_unreadable, diff, field, encoding, remove, m
     Tags are merged into each entry's keywords field, after the user's own terms, which keep
     their text, order and separator; a `tagger` field of an entry pins (+label) or vetoes
     (-label) tags; every other byte of the file stays as it was.  Exit 1 when a file was
-    changed (or, with --check, would be), else 0; 2 on unreadable files or entries, or a
-    correction that was ignored.  --remove takes the tool's terms out again.
+    changed (or, with --check, would be), else 0; 2 on unreadable files or entries, a file
+    that is no BibTeX (a PDF, text without any @type{...} block), or a correction that was ignored.  --remove takes the tool's terms out again.
     """
     import codecs
 
