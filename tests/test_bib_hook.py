@@ -79,6 +79,27 @@ def test_bib_corrections_unreadable_and_field_tagger(tmp_path):
     assert CliRunner().invoke(cli, ["bib", "--check", "--allow-unreadable", "--strict", str(broken)]).exit_code == 2
 
 
+def test_bib_stdin_writes_the_tagged_bibtex_to_stdout(tmp_path):
+    p = tmp_path / "refs.bib"
+    p.write_text(BIB)
+    assert CliRunner().invoke(cli, ["bib", str(p)]).exit_code == 1
+    r = CliRunner().invoke(cli, ["bib", "-"], input=BIB.encode())
+    assert r.exit_code == 0 and r.stdout_bytes == p.read_bytes() and "method:fine-tuning" in r.stdout
+    assert r.stderr == ("-: 2 entries: 1 tagged, 0 updated, 0 unchanged, 1 without abstract, 0 abstained, "
+                        "0 unreadable, 0 warnings\n")
+    r = CliRunner().invoke(cli, ["bib", "--check", "-"], input=BIB.encode())
+    assert r.exit_code == 1 and r.stdout.startswith("-:2: Hu2022: tags missing: +modality:text ") and r.stdout.count("\n") == 1
+    r = CliRunner().invoke(cli, ["bib", "--check", "--diff", "-"], input=BIB.encode())
+    assert r.exit_code == 1 and "\n--- a/-\n+++ b/-\n" in r.stdout
+    for args, why in [(["-", str(p)], "- (standard input) must be the only FILE: "),
+                      (["-", "-"], "- (standard input) must be the only FILE: "),
+                      (["--diff", "-"], "--diff with - (standard input): standard output holds the tagged BibTeX; "
+                                        "use --check --diff")]:
+        r = CliRunner().invoke(cli, ["bib", *args], input=BIB.encode())
+        assert (r.exit_code, r.stdout) == (2, "") and r.stderr.startswith(f"tagger: error: {why}")
+        assert r.stderr.count("\n") == 1
+
+
 def test_hooks_pick_up_bib_bibtex_and_biblatex():
     import re
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tagger.bib import BibReport, run, update_bib_text
 from tagger.bib.run import MAX_LINE
 
-from bibtools import CASES2, FACETS, SHARED, FakePredictor, call, nothing, problem_lines, read_case, summary_of
+from bibtools import CASES, CASES2, FACETS, SHARED, FakePredictor, call, nothing, problem_lines, read_case, summary_of
 
 
 @pytest.fixture
@@ -275,6 +275,54 @@ def test_run_any_text_without_blocks_is_an_error(bibfile, words, before):
     f = bibfile(content="\n".join(before + [" ".join(words)]) + "\n")
     rc, out, err = call([f])
     assert (rc, out) == (2, "") and err.count("\n") == 1 and ": holds no BibTeX entries " in err
+
+
+def _stdin(data: bytes, **kw):
+    """run() on ``-`` with ``data`` as standard input: ``(rc, stdout text, stderr, BibTeX bytes written)``."""
+    bib_out = io.BytesIO()
+    rc, out, err = call(["-"], stdin=io.BytesIO(data), bib_out=bib_out, **kw)
+    return rc, out, err, bib_out.getvalue()
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in CASES.glob("*.bib")))
+def test_run_stdin_writes_what_the_file_would_hold(bibfile, case):
+    data = (CASES / case).read_bytes()
+    f = bibfile(data=data)
+    file_rc, file_out, file_err = call([f])
+    rc, out, err, written = _stdin(data)
+    assert written == f.read_bytes()  # the whole text, tagged as the file is (or as it was)
+    assert out == "" and rc == (0 if file_rc == 1 else file_rc)  # a filter: being changed is not status 1
+    assert err == file_err.replace(f"{f}:", "-:")
+    g = bibfile("again.bib", data=data)
+    check_rc, check_out, check_err = call([g], check=True)
+    assert _stdin(data, check=True) == (check_rc, check_out.replace(f"{g}:", "-:"), check_err.replace(f"{g}:", "-:"), b"")
+
+
+def test_run_stdin_filter_check_and_errors():
+    data = read_case("01-month-macro.bib").encode("utf-8")
+    rc, out, err, written = _stdin(data)
+    assert (rc, out) == (0, "")
+    assert err == "-: 2 entries: 2 tagged, 0 updated, 0 unchanged, 0 without abstract, 0 abstained, 0 unreadable, 0 warnings\n"
+    assert written == data.replace(b"sample data.},\n}", b"sample data.},\n  keywords = {modality:text},\n}").replace(
+        b"workshops.},\n}", b"workshops.},\n  keywords = {modality:text, modality:example, method:abstract},\n}")
+    assert _stdin(written)[::3] == (0, written)  # tagged already: the same bytes again
+    rc, out, err, written = _stdin(data, check=True, diff=True)
+    assert rc == 1 and written == b"" and out.startswith("-:") and "\n--- a/-\n+++ b/-\n" in out
+    utf16 = data.decode("utf-8").replace("\n", "\r\n").encode("utf-16")
+    rc, _, _, written = _stdin(utf16)
+    assert rc == 0 and written[:2] == utf16[:2] and "  keywords = {modality:text},\r\n}" in written.decode("utf-16")
+    for bad, why in [(b"not bibtex\n", "holds no BibTeX entries"), (b"%PDF-1.5\n", "a PDF, not a .bib file"),
+                     (b"@misc{a, abstract = {x\xffy}}\n", "not valid UTF-8")]:
+        rc, out, err, written = _stdin(bad)
+        assert (rc, out, written) == (2, "", b"") and err.startswith(f"tagger: error: -: {why}") and err.count("\n") == 1
+
+
+def test_run_stdin_unreadable_entry_writes_the_rest_and_exits_2():
+    data = b"@misc{bad, title = {a}} b}, abstract = {An entry.}}\n@misc{ok, abstract = {An entry.}}\n"
+    rc, out, err, written = _stdin(data)
+    assert (rc, out) == (2, "") and problem_lines(err)[0].startswith("-:1: bad: unreadable: ")
+    assert written == data.replace(b"{An entry.}}\n@misc{ok, abstract = {An entry.}}",
+                                   b"{An entry.}}\n@misc{ok, abstract = {An entry.}, keywords = {modality:text, task:entry}}")
 
 
 def test_run_unreadable_file_and_unknown_encoding(bibfile, tmp_path):

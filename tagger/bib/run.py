@@ -19,7 +19,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from ..files.atomic import write_atomic
 from .edit import BibReport, Predict, update_bib_text
@@ -201,7 +201,8 @@ def _process(path: str, report: BibReport, allow_unreadable: bool, err: TextIO) 
 def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: bool = False,
         strict: bool = False, diff: bool = False, field: str | None = None, encoding: str | None = None,
         allow_unreadable: bool = False, remove: bool = False, out: TextIO | None = None,
-        err: TextIO | None = None, max_record_size: int | None = MAX_RECORD_SIZE) -> int:
+        err: TextIO | None = None, max_record_size: int | None = MAX_RECORD_SIZE,
+        stdin: BinaryIO | None = None, bib_out: BinaryIO | None = None) -> int:
     """Contract of ``tagger bib FILE...`` and of the pre-commit hooks.
 
     For each file: read bytes, decode (a UTF-8/16/32 BOM names the encoding; else UTF-8, or
@@ -214,14 +215,22 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
     unreadable (``value of N MB over the record size limit``) and kept byte for byte.  ``out``/``err``
     default to ``sys.stdout``/``sys.stderr`` as they are at call time.
 
+    The path ``-`` is ``stdin`` (default ``sys.stdin.buffer``), a filter: without ``check`` its
+    whole text, tagged (or as it was, when nothing changes), is written to ``bib_out`` (default
+    ``sys.stdout.buffer``) in its encoding, after every entry is done (nothing on an error),
+    and its being changed does not make the status 1; the problems and summary name it ``-``.
+    ``tagger bib`` takes ``-`` only alone and not with ``diff`` unless ``check`` (stdout holds the BibTeX).
+
     Returns:
-        2 if a file could not be read, decoded or written, or is no BibTeX (a PDF; text without
+        2 if a file could not be read, decoded or written (standard input: read or encoded), or is no BibTeX (a PDF; text without
         a single ``@`` block: an empty file, or one of ``%`` comments or ``@string`` blocks
         only, is BibTeX) (one ``tagger: error: FILE: ...`` line on ``err``, the file
         untouched), or if any entry is unreadable (unless
         ``allow_unreadable``) or has a correction that was ignored (its warning names why and
         the closest label ids; the rest of the file is written as usual), or with ``strict`` if there is any warning; else 1 if a file
-        was changed (with ``check``: would be); else 0.  Every file is processed either way.
+        was changed (with ``check``: would be; not for ``-`` without ``check``); else 0.  Every
+        file is processed either way.  A :class:`BrokenPipeError` writing ``bib_out`` (the reader
+        went away) is raised.
 
     Raises:
         ValueError: from ``predict``'s results or ``field`` (see ``update_bib_text``).
@@ -238,11 +247,16 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
     rc = 0
     for p in paths:
         path = os.fspath(p)
+        from_stdin = path == "-"
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            if from_stdin:
+                data = (sys.stdin.buffer if stdin is None else stdin).read()
+            else:
+                with open(path, "rb") as fh:
+                    data = fh.read()
         except OSError as exc:
-            print(f"tagger: error: {path}: cannot read file: {exc.strerror or exc}", file=err)
+            what = "standard input" if from_stdin else "file"
+            print(f"tagger: error: {path}: cannot read {what}: {exc.strerror or exc}", file=err)
             rc = 2
             continue
         if data.lstrip().startswith(b"%PDF"):
@@ -275,6 +289,28 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
                 print(_stale_line(path, e, remove), file=out)
             if changed and diff:
                 out.write(_diff(text, report.new_text, path))
+        elif from_stdin:
+            try:
+                payload = report.new_text.encode(codec)
+            except UnicodeEncodeError as exc:
+                print(f"tagger: error: {path}: the new tags cannot be encoded as {codec} ({exc.reason}); "
+                      f"nothing written", file=err)
+                rc = 2
+                continue
+            target = sys.stdout.buffer if bib_out is None else bib_out
+            try:
+                target.write(payload)
+                target.flush()
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                print(f"tagger: error: {path}: cannot write standard output: {exc.strerror or exc}", file=err)
+                rc = 2
+                continue
+            changed = False  # a filter: nothing was changed in place
+            for e in report.entries:
+                if _keep_off(e):
+                    print(_added_line(path, e), file=err)
         elif changed:
             try:
                 write_atomic(path, report.new_text.encode(codec))

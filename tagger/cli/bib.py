@@ -33,7 +33,11 @@ def bib(files, check, strict, allow_unreadable, diff, field, encoding, remove, m
     their text, order and separator; a `tagger` field of an entry pins (+label) or vetoes
     (-label) tags; every other byte of the file stays as it was.  Exit 1 when a file was
     changed (or, with --check, would be), else 0; 2 on unreadable files or entries, a file
-    that is no BibTeX (a PDF, text without any @type{...} block), or a correction that was ignored.  --remove takes the tool's terms out again.
+    that is no BibTeX (a PDF, text without any @type{...} block), or a correction that was
+    ignored.  --remove takes the tool's terms out again.
+
+    FILE - reads standard input and writes the tagged BibTeX to standard output (exit 0, or 2
+    as above; --check and --check --diff as for a file); - must be the only FILE.
     """
     import codecs
 
@@ -46,6 +50,12 @@ def bib(files, check, strict, allow_unreadable, diff, field, encoding, remove, m
                 raise TaggerError(f"--encoding {encoding}: not a text encoding")
         except LookupError:
             raise TaggerError(f"--encoding {encoding}: unknown encoding") from None
+    if "-" in files and len(files) > 1:
+        raise TaggerError("- (standard input) must be the only FILE: its tagged BibTeX goes to standard output; "
+                          "name the other files in a run of their own")
+    if "-" in files and diff and not check:
+        raise TaggerError("--diff with - (standard input): standard output holds the tagged BibTeX; "
+                          "use --check --diff to see the diff instead")
     if field is not None and field.casefold() == "tagger":
         raise TaggerError("--field tagger: the tagger field holds your corrections (+label, -label) and is never "
                           "written; name another field")
