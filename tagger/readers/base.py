@@ -64,6 +64,8 @@ class Record:
     #: RIS and MEDLINE input: the record's lines as they were, line breaks and the blank
     #: lines after it included (``tagger filter`` writes them back byte for byte)
     block: str | None = None
+    #: CSV input: the delimiter its file was read with, which a CSV written from it keeps
+    delimiter: str | None = None
 
     def id(self, id_field: str = "id") -> str:
         """The record's id: its ``id_field`` value (for the default ``id``, else the id column

@@ -2,7 +2,9 @@
 
 CSV is read by the standard library's ``csv`` module (quoted cells may span lines; cells of
 any length); its delimiter is ``,`` unless ``--delimiter`` names another or the header row
-is ``;``-separated (European Excel exports; sniffed with ``csv.Sniffer``).  TSV is
+is ``;``-separated (European Excel exports; sniffed with ``csv.Sniffer``); cells are quoted
+with ``"``.  Each record carries the delimiter (``Record.delimiter``), so that a CSV written
+from it keeps it (:class:`tagger.writers.table.TableWriter`).  TSV is
 PostgreSQL's text format: one row per line, cells separated by tabs, never quoted, with
 ``\\t``, ``\\n``, ``\\r`` and ``\\\\`` standing for a tab, line feed, carriage return and
 backslash (the escapes ``tagger``'s TSV output writes).  Without a header row
@@ -76,11 +78,13 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
     """
     stem = source_stem(path)
     lines = lines or open_lines(path, opts.encoding, opts.lenient, opts.max_record_size)
-    rows = _csv_rows(path, lines, opts) if fmt == "csv" else _tsv_rows(lines)
+    dialect: dict = {}  # the delimiter _csv_rows read with, for a CSV output that keeps it
+    rows = _csv_rows(path, lines, opts, dialect) if fmt == "csv" else _tsv_rows(lines)
     try:
         start, header, end = next(rows)
     except StopIteration:
         return
+    delimiter = dialect.get("delimiter")
     if opts.header:
         if len(set(header)) != len(header):
             dup = sorted({h for h in header if header.count(h) > 1})
@@ -112,10 +116,10 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
             err, at = (lines.bad[bad], bad) if bad else (f"row has {len(row)} columns, the header has {len(header)}", start)
             if not opts.lenient:
                 raise InputError(f"{path}:{at}: {err}")
-            yield Record({}, n, at, path, f"{stem}:{n}", err)
+            yield Record({}, n, at, path, f"{stem}:{n}", err, delimiter=delimiter)
             continue
         # the table keeps exactly its own columns; a missing id is only Record.default_id
-        yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}", id_column=alias)
+        yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}", id_column=alias, delimiter=delimiter)
 
 
 def _name_columns(path: str, text: str, title: str | None, rid: str | None) -> None:
@@ -149,8 +153,9 @@ class _Counted:
             yield line + "\n"
 
 
-def _csv_rows(path: str, lines, opts: ReadOptions):
-    """``(first line, cells, last line)`` of each CSV row."""
+def _csv_rows(path: str, lines, opts: ReadOptions, dialect: dict | None = None):
+    """``(first line, cells, last line)`` of each CSV row; ``dialect["delimiter"]`` is set to
+    the delimiter read with (``--delimiter``, else sniffed from the header row)."""
     limit = opts.max_record_size
     csv.field_size_limit(min(FIELD_LIMIT, limit) if limit is not None else FIELD_LIMIT)
     counted = _Counted(lines)
@@ -159,6 +164,8 @@ def _csv_rows(path: str, lines, opts: ReadOptions):
     if first is None:
         return
     delimiter = opts.delimiter or sniff_delimiter(first)
+    if dialect is not None:
+        dialect["delimiter"] = delimiter
 
     def text_lines():
         yield first

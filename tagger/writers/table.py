@@ -3,7 +3,8 @@
 For CSV/TSV input, the input table with every column kept plus ``tags`` (joined with ``;``)
 and ``scores`` (JSON); for other inputs, ``tsv`` is one header-less row ``id<TAB>tags`` per
 record and ``csv`` has the columns ``id,tags,scores``.  CSV is written by the ``csv``
-module (cells quoted where needed).  TSV is PostgreSQL's text format: never quoted; a tab,
+module (cells quoted with ``"`` where needed), with the delimiter of the CSV input it comes
+from (``;`` stays ``;``: ``Record.delimiter`` of the first record written), else ``,``.  TSV is PostgreSQL's text format: never quoted; a tab,
 line feed, carriage return or backslash in a value is written ``\\t``, ``\\n``, ``\\r``,
 ``\\\\`` (what the TSV reader decodes).
 """
@@ -55,7 +56,7 @@ class TableWriter:
             if self.fmt == "csv":
                 import csv
 
-                self._csv = csv.writer(self.fh, lineterminator="\n")
+                self._csv = csv.writer(self.fh, delimiter=rec.delimiter or ",", quotechar='"', lineterminator="\n")
             self._row(self._header)
         self._row([_flat(row.get(k, "")) for k in self._header])
 
