@@ -7,17 +7,20 @@ scores, then micro/macro-F1 (each label thresholded on its own, exclusive facets
 
 * ``all``, ``field-uniform`` (the sample), ``before-2010`` (rows with a year before 2010);
 * ``bib-ml``, ``bib-outside-ml``: bib-eval by ``part``, scored by a model fitted on the whole
-  corpus with the first seed's thresholds (the texts are read from the shared folder);
-* ``few300-*``, ``few1000-*``: trained on 300 / 1,000 random corpus rows (thresholds from a
-  3-fold out-of-fold pass inside them), scored on the other rows and on bib-eval's parts.
+  corpus with each seed's thresholds (the texts are read from the shared folder);
+* ``few300-*``, ``few1000-*``: trained on 300 / 1,000 random corpus rows, drawn anew for each
+  seed (thresholds from a 3-fold out-of-fold pass inside them), scored on the other rows and
+  on bib-eval's parts.
+
+Every part is a list of (micro-F1, macro-F1), one per seed, and ``mean`` holds their means.
 
 Usage (from the repository root; TAGGER_SHARED names the shared folder)::
 
     python benchmarks/screen_space.py OUT.jsonl SETTING [--seeds 0,1,2] [--jobs 2]
 
 SETTING is ``none``, ``package`` (models/space) or a space directory, with ``*W`` appended to
-scale the components by W (screening only: a shipped model has no such weight), and ``:lin``
-appended when only the linear base reads the components (``training.SPACE_IN_TREES = False``).
+scale the components by W (``tagger train --space-weight W``), and ``:lin`` appended when only
+the linear base reads the components (``--no-space-trees``).
 One JSON line per setting goes to OUT.jsonl; the out-of-fold probabilities are saved beside it
 (``OUT.SETTING-seedS.npy``).
 """
@@ -52,7 +55,7 @@ def space_of(setting):
 
     space = TextSpace.load("models/space" if name == "package" else name)
     if weight:  # every projection (training's transform and the model's) scaled by the weight
-        space.project = lambda batch, project=space.project, w=float(weight): w * project(batch)
+        space.weight = float(weight)
     return space
 
 
@@ -94,7 +97,7 @@ def screen(out, setting, seeds, jobs):
     masks = {"all": np.ones(len(recs), bool),
              "field-uniform": np.array([r.get("sample") == "field-uniform" for r in recs]),
              "before-2010": np.array([(r.get("year") or 9999) < 2010 for r in recs])}
-    first_th = None
+    ths = []
     for seed in seeds:
         P = np.zeros(Y.shape)
         with mp.get_context("fork").Pool(jobs) as pool:
@@ -102,29 +105,33 @@ def screen(out, setting, seeds, jobs):
                 P[te] = p
         np.save(f"{out}.{setting.replace('/', '_')}-seed{seed}.npy", P)
         th_d, _ = tune_thresholds(Y, P, tax)
-        th = np.array([th_d[lb] for lb in tax.label_ids])
-        first_th = th if first_th is None else first_th
+        ths.append(np.array([th_d[lb] for lb in tax.label_ids]))
         for k, m in masks.items():
-            res.setdefault(k, []).append(micro_macro(Y[m], P[m], th))
+            res.setdefault(k, []).append(micro_macro(Y[m], P[m], ths[-1]))
     sp = _configure(setting)
     fm = fit(texts, Y, tax, space=sp)
     PB = fitted_proba(fm, tax, btexts)
-    for part in ("ml", "outside-ml"):
-        m = bpart == part
-        res[f"bib-{part}"] = micro_macro(BY[m], PB[m], first_th)
-    rng = np.random.default_rng(7)
-    for n in (300, 1000):
-        idx = rng.permutation(len(recs))
-        tr, rest = idx[:n], idx[n:]
-        Ptr = out_of_fold_proba([texts[i] for i in tr], Y[tr], tax, 3, 0, space=sp)
-        thd, _ = tune_thresholds(Y[tr], Ptr, tax)
-        th_n = np.array([thd[lb] for lb in tax.label_ids])
-        fm = fit([texts[i] for i in tr], Y[tr], tax, space=sp)
-        res[f"few{n}-corpus"] = micro_macro(Y[rest], fitted_proba(fm, tax, [texts[i] for i in rest]), th_n)
-        Pb = fitted_proba(fm, tax, btexts)
+    for th in ths:  # one model on the whole corpus, each seed's thresholds
         for part in ("ml", "outside-ml"):
             m = bpart == part
-            res[f"few{n}-bib-{part}"] = micro_macro(BY[m], Pb[m], th_n)
+            res.setdefault(f"bib-{part}", []).append(micro_macro(BY[m], PB[m], th))
+    for seed in seeds:  # the few-label draw and its inner folds follow the seed (seed 0: rng 7, as before)
+        rng = np.random.default_rng(7 + seed)
+        for n in (300, 1000):
+            idx = rng.permutation(len(recs))
+            tr, rest = idx[:n], idx[n:]
+            Ptr = out_of_fold_proba([texts[i] for i in tr], Y[tr], tax, 3, seed, space=sp)
+            thd, _ = tune_thresholds(Y[tr], Ptr, tax)
+            th_n = np.array([thd[lb] for lb in tax.label_ids])
+            fm = fit([texts[i] for i in tr], Y[tr], tax, space=sp)
+            res.setdefault(f"few{n}-corpus", []).append(
+                micro_macro(Y[rest], fitted_proba(fm, tax, [texts[i] for i in rest]), th_n))
+            Pb = fitted_proba(fm, tax, btexts)
+            for part in ("ml", "outside-ml"):
+                m = bpart == part
+                res.setdefault(f"few{n}-bib-{part}", []).append(micro_macro(BY[m], Pb[m], th_n))
+    res["mean"] = {k: [round(float(np.mean([v[i] for v in vals])), 4) for i in (0, 1)]
+                   for k, vals in res.items() if isinstance(vals, list) and vals and isinstance(vals[0], tuple)}
     res["seconds"] = round(time.time() - t0)
     with open(out, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(res) + "\n")

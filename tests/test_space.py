@@ -79,11 +79,16 @@ WORDS = sorted({w for v in TOPICS.values() for w in v.split()} | {"the", "of", "
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join), min_size=1, max_size=8))
-def test_projection_equals_scipy_product(built, docs):
+@given(st.lists(st.lists(st.sampled_from(WORDS), max_size=30).map(" ".join), min_size=1, max_size=8),
+       st.sampled_from([1.0, 0.5]) | st.floats(0.01, 4.0))
+def test_projection_equals_scipy_product(built, docs, weight):
     """Label-time projection = scipy's sparse TF-IDF row times the components, each block
-    scaled to unit length (zero rows stay zero)."""
-    Z = built.transform(docs)
+    scaled to unit length (zero rows stay zero), times the model's weight."""
+    import copy
+
+    space = copy.copy(built)
+    space.weight = weight
+    Z = space.transform(docs)
     X = built.features.transform_csr(docs)
     want = np.asarray(X @ np.asarray(built.components, dtype=np.float64))
     for a, b in built.blocks:
@@ -91,7 +96,7 @@ def test_projection_equals_scipy_product(built, docs):
         n[n == 0] = 1.0
         want[:, a:b] /= n
     assert Z.shape == (len(docs), built.k)
-    assert np.abs(Z - want).max() < 1e-12
+    assert np.abs(Z - weight * want).max() < 1e-12
 
 
 def test_load_errors(tmp_path, built):
@@ -209,3 +214,83 @@ def test_linear_base_alone_can_read_the_space(texts):
     assert W.shape[1] == fm.features.n_features + 8 and np.abs(W[:, fm.features.n_features:]).max() > 0.01
     both = forest_of(fit([r["abstract"] for r in recs], Y, tax, num_rounds=5, space=space, space_in_trees=True))
     assert both.used_dense.size > 0
+
+
+def test_space_weight_and_linear_only_are_recorded_and_restored(tmp_path, texts):
+    """``train(space.weight=0.5, space_in_trees=False)``: the manifest records both, the loaded
+    model projects at half the unit-norm components and its trees read no component; a manifest
+    from before the weight existed loads at weight 1."""
+    from tagger.model import Model
+    from tagger.model.training import train
+    from tagger.resources import packaged
+    from tagger.taxonomy import load_taxonomy
+
+    tax = load_taxonomy(packaged("taxonomy.yaml"))
+    sp_dir = tmp_path / "sp"
+    build_space(texts, k=8, kind="ppmi", min_df=2).save(sp_dir)
+    space = TextSpace.load(sp_dir)
+    space.location, space.source, space.weight = "model", sp_dir, 0.5
+    out = tmp_path / "m"
+    manifest = train(small_records(), tax, out, num_rounds=5, threshold_folds=0, space=space, space_in_trees=False)
+    assert manifest["space"]["weight"] == 0.5 and manifest["space"]["in_trees"] is False
+    m = Model.load(out)
+    docs = [r["abstract"] for r in small_records(12, seed=3)]
+    assert m.space.weight == 0.5
+    unit = TextSpace.load(sp_dir).transform(docs)
+    assert np.abs(np.linalg.norm(unit, axis=1) - 1).max() < 1e-9
+    assert np.abs(m.space.transform(docs) - 0.5 * unit).max() < 1e-12
+    assert m.forest.used_dense.size == 0
+    # the linear base reads the components at the weight it was fitted with
+    batch = m.transform(docs)
+    assert np.abs(batch.components - 0.5 * unit).max() < 1e-12
+    P = m.predict_proba(docs)
+    data = json.loads((out / "manifest.json").read_text())
+    del data["space"]["weight"]
+    (out / "manifest.json").write_text(json.dumps(data))
+    old = Model.load(out)
+    assert old.space.weight == 1.0 and np.abs(old.predict_proba(docs) - P).max() > 1e-6
+
+
+def test_space_weight_and_trees_options(tmp_path, texts):
+    """`tagger train --space DIR --space-weight 0.5 --no-space-trees` records both and says so;
+    either option without a space is a one-line error, exit 2."""
+    from click.testing import CliRunner
+
+    from tagger.cli import cli
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({**r, "annotator": "t"}) + "\n" for r in small_records()))
+    sp_dir = tmp_path / "sp"
+    build_space(texts, k=8, kind="ppmi", min_df=2).save(sp_dir)
+    run = lambda *a: CliRunner().invoke(cli, ["train", "--corpus", str(corpus), "--rounds", "3", "--folds", "0", *a])  # noqa: E731
+    r = run("--out", str(tmp_path / "w"), "--space", str(sp_dir), "--space-weight", "0.5", "--no-space-trees")
+    assert r.exit_code == 0, r.output
+    assert "8 text-space components at weight 0.5 (linear base only)" in r.output
+    info = json.loads((tmp_path / "w" / "manifest.json").read_text())["space"]
+    assert info["weight"] == 0.5 and info["in_trees"] is False
+    for opt in (["--space-weight", "0.5"], ["--no-space-trees"]):
+        r = run("--out", str(tmp_path / "x"), *opt)
+        assert r.exit_code == 2 and r.output.startswith("tagger: error: --space-") and "needs a text space" in r.output, r.output
+        assert not (tmp_path / "x").exists()
+    r = run("--out", str(tmp_path / "x"), "--space", str(sp_dir), "--space-weight", "0")
+    assert r.exit_code == 2 and "--space-weight" in r.output
+
+
+def test_cross_validation_reads_the_weighted_space_in_worker_processes(tmp_path, texts):
+    """``cross_validate`` with a space at weight 0.3, linear base only: the same figures in one
+    process and in two (the weight travels to the workers), and not those at weight 1."""
+    from tagger.evaluation.crossval import cross_validate
+    from tagger.resources import packaged
+    from tagger.taxonomy import load_taxonomy
+
+    tax = load_taxonomy(packaged("taxonomy.yaml"))
+    build_space(texts, k=8, kind="ppmi", min_df=2).save(tmp_path / "sp")
+    space = TextSpace.load(tmp_path / "sp")  # as `tagger evaluate --space DIR` loads it
+    recs = small_records(120, seed=4)
+    f1 = {}
+    for weight, jobs in ((0.3, 1), (0.3, 2), (1.0, 1)):
+        space.weight = weight
+        res = cross_validate(recs, tax, k=2, num_rounds=3, space=space, space_in_trees=False, jobs=jobs)
+        f1[weight, jobs] = res["tagger"]["all"]["all"]["f1_micro"]
+    assert f1[0.3, 1] == f1[0.3, 2]
+    assert f1[0.3, 1] != f1[1.0, 1]

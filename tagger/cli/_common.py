@@ -48,6 +48,26 @@ def model_options(fn):
     return fn
 
 
+def space_options(what: str):
+    """Add ``--space``, ``--space-weight`` and ``--space-trees/--no-space-trees`` to a command;
+    ``what`` ends the ``--space`` help (its default).  The command receives ``space_dir``,
+    ``space_weight`` (float or None) and ``space_trees`` (bool or None); pass them to
+    :func:`tagger.model.space.resolve_training_space`."""
+    def deco(fn):
+        fn = click.option("--space-trees/--no-space-trees", "space_trees", default=None,
+                          help="Whether the LightGBM boosters read the space's components too, or only the "
+                               "linear base [default: the boosters too].")(fn)
+        fn = click.option("--space-weight", "space_weight", type=click.FloatRange(0, min_open=True), default=None,
+                          metavar="W", help="Scale of the space's unit-norm components beside the TF-IDF row "
+                                            "[default: 1].")(fn)
+        fn = click.option("--space", "space_dir", metavar="DIR|package|none", default=None,
+                          help="Text space whose components the model reads beside its terms: a directory "
+                               "written by `tagger space build`, package (the packaged models/space), or none "
+                               f"{what}.")(fn)
+        return fn
+    return deco
+
+
 def _delimiter(ctx, param, value):
     if value is None:
         return None

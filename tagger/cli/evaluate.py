@@ -9,7 +9,7 @@ import click
 from ..corpus import DEFAULT_CORPUS, need_corpus
 from ..errors import TaggerError
 from ._app import cli
-from ._common import Progress, exit_code, model_options
+from ._common import Progress, exit_code, model_options, space_options
 
 
 @cli.command(short_help="Cross-validate: precision, recall and F1 per facet and label.")
@@ -20,8 +20,7 @@ from ._common import Progress, exit_code, model_options
 @click.option("--baseline", is_flag=True, help="Also run the tuned logistic-regression baseline and the two pinned "
               "peers (plain TF-IDF + LR, a LinearSVC) on the same folds, with paired bootstrap intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the folds.")
-@click.option("--space", "space_dir", metavar="DIR|package|none", default=None,
-              help="Text space the tagger reads, as for `tagger train` [default: none].")
+@space_options("[default: none], as for `tagger train`")
 @click.option("--first", type=click.IntRange(2), metavar="N",
               help="Also report the figures on the first N examples of the corpus (out-of-fold, from the same "
                    "folds), e.g. the corpus as it stood before rows were appended; N below the corpus's size, "
@@ -42,7 +41,7 @@ from ._common import Progress, exit_code, model_options
               help="Run the outer folds (and the bib-eval fit) in this many processes; the figures do not change.")
 @model_options
 @exit_code
-def evaluate(corpus, test_file, folds, baseline, seed, space_dir, first, json_out, per_label, card, html_out, learning_curve,
+def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, space_trees, first, json_out, per_label, card, html_out, learning_curve,
              bib_eval_file, no_bib_eval, jobs, model, taxonomy):
     """Cross-validated precision, recall and F1 (micro, macro, samples), per facet and label."""
     import json
@@ -100,11 +99,11 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, first, json_ou
     else:
         from ..model.space import resolve_training_space
 
-        space = resolve_training_space(space_dir, None)
+        space = resolve_training_space(space_dir, None, space_weight, space_trees)
         steps = Progress(f"{folds}-fold cross-validation")
         try:
             result = cross_validate(records, tax, k=folds, seed=seed, baseline=baseline, progress=steps,
-                                    bib_eval=bib_eval, bib_eval_note=note, space=space,
+                                    bib_eval=bib_eval, bib_eval_note=note, space=space, space_in_trees=space_trees,
                                     jobs=jobs, first=first)
         finally:
             steps.close()

@@ -8,7 +8,7 @@ from ..corpus import DEFAULT_CORPUS, need_corpus
 from ..errors import TaggerError
 from ..wording import plural
 from ._app import cli
-from ._common import Progress, exit_code
+from ._common import Progress, exit_code, space_options
 
 
 @cli.command(short_help="Train TF-IDF + LightGBM models on a hand-tagged corpus.")
@@ -21,12 +21,9 @@ from ._common import Progress, exit_code
 @click.option("--folds", type=click.IntRange(0), default=5, show_default=True,
               help="Folds of the out-of-fold pass that tunes per-label thresholds (0: no tuning).")
 @click.option("--rounds", type=click.IntRange(1), default=None, help="Boosting rounds per label [default: the model's].")
-@click.option("--space", "space_dir", metavar="DIR|package|none", default=None,
-              help="Text space whose components the model reads beside its terms: a directory written by "
-                   "`tagger space build` (copied into the model directory), package (the packaged models/space), "
-                   "or none [default: none; README's Quality says why].")
+@space_options("[default: none; README's Quality says why]; a directory is copied into the model directory")
 @exit_code
-def train(corpus, taxonomy, out, folds, rounds, space_dir):
+def train(corpus, taxonomy, out, folds, rounds, space_dir, space_weight, space_trees):
     """Train TF-IDF + LightGBM models on a hand-tagged corpus and write a model directory.
 
     Per-label thresholds are tuned on out-of-fold scores; a `threshold:` in the taxonomy (of a
@@ -55,11 +52,11 @@ def train(corpus, taxonomy, out, folds, rounds, space_dir):
     from ..model.space import resolve_training_space
 
     check_out_dir(out)
-    space = resolve_training_space(space_dir, out)
+    space = resolve_training_space(space_dir, out, space_weight, space_trees)
     steps = Progress("training")
     try:
         manifest = train_model(records, tax, out, num_rounds=rounds or NUM_ROUNDS, threshold_folds=folds, progress=steps,
-                               space=space)
+                               space=space, space_in_trees=space_trees)
     finally:
         steps.close()
     figs = manifest.get("figures", {}).get("out_of_fold", {})
@@ -72,4 +69,7 @@ def train(corpus, taxonomy, out, folds, rounds, space_dir):
 
 def space_note(manifest: dict) -> str:
     sp = manifest.get("space")
-    return f" and {sp['k']} text-space components" if sp else ""
+    if not sp:
+        return ""
+    weight = f" at weight {sp['weight']:g}" if sp.get("weight", 1.0) != 1.0 else ""
+    return f" and {sp['k']} text-space components{weight}" + ("" if sp.get("in_trees", True) else " (linear base only)")

@@ -143,7 +143,7 @@ def _best_f1(y, p) -> float:
 
 def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False, params=None,
                    num_rounds=NUM_ROUNDS, tfidf_params=None, progress=None, bib_eval=None,
-                   bib_eval_note=None, space=None, jobs=1, first=None) -> dict:
+                   bib_eval_note=None, space=None, space_in_trees=None, jobs=1, first=None) -> dict:
     """k-fold cross-validation of the tagger (and optionally the LR baseline).
 
     Returns ``{"folds": k, "documents": n, "tagger": {"all": figures, "uniform": figures,
@@ -160,7 +160,8 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     a ``THRESHOLD_FOLDS``-fold out-of-fold pass), the baseline likewise; ``bib_eval_note``
     (str) is carried into the result as ``bib_eval.note``.  ``space``: the text space the
     tagger reads (fitted once, without labels, on pools that hold the corpus's texts:
-    unsupervised, so not refitted per fold).
+    unsupervised, so not refitted per fold), at its ``weight``; ``space_in_trees`` as for
+    :func:`tagger.model.training.fit`.
 
     With ``baseline``, the two pinned peers of :mod:`tagger.evaluation.peers` (``plain_lr``,
     ``svm``) run on the same folds too (decisions only: their ``P`` is their 0/1 decision),
@@ -188,7 +189,7 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
                                             f"starting fold 1 of {k}")
     context = dict(texts=texts, Y=Y, taxonomy=taxonomy, seed=seed, inner_k=inner_k, systems=systems, params=params,
               num_rounds=num_rounds, tfidf_params=tfidf_params, space=space,
-              bib_texts=[document_text(r) for r in bib_eval] if bib_eval else None,
+              space_in_trees=space_in_trees, bib_texts=[document_text(r) for r in bib_eval] if bib_eval else None,
               progress=progress if jobs == 1 else None, k=k)
     tasks = [(f, tr, te) for f, (tr, te) in enumerate(folds, 1)]
     if bib_eval:  # the longest task: first when in parallel
@@ -273,7 +274,8 @@ def _task(args):
     g = _G
     texts, Y, tax, seed, inner_k = g["texts"], g["Y"], g["taxonomy"], g["seed"], g["inner_k"]
     np.random.seed((1000 * seed + (0 if fold == "bib" else fold)) % 2 ** 32)  # liblinear draws from it
-    kw = dict(params=g["params"], num_rounds=g["num_rounds"], tfidf_params=g["tfidf_params"], space=g["space"])
+    kw = dict(params=g["params"], num_rounds=g["num_rounds"], tfidf_params=g["tfidf_params"], space=g["space"],
+              space_in_trees=g["space_in_trees"])
     if fold == "bib":
         tr_texts, Ytr, te_texts, th_k = texts, Y, g["bib_texts"], THRESHOLD_FOLDS
     else:

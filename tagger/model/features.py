@@ -75,6 +75,11 @@ class TfidfFeatures:
         self._batcher = None
         self._tables = None  # what tables() returns, when read from a model's vocabulary.npz
 
+    def __getstate__(self):
+        """Pickled (for worker processes) without the batch analyzer, which holds a compiled
+        automaton that cannot be pickled and is rebuilt on first use."""
+        return {**self.__dict__, "_batcher": None}
+
     @property
     def index(self) -> dict[str, int]:
         """Term -> column, built on first use."""

@@ -76,6 +76,12 @@ class TextSpace:
     kind : str
     sha256 : str
         Of ``space.json`` and ``components.npy`` as stored; models record it.
+    weight : float
+        What :meth:`project` multiplies the normalised components by (1.0 as built).  It
+        belongs to a model, not to the space: ``tagger train --space-weight`` sets it, the
+        manifest records it, and :func:`space_for_model` restores it.  Unit-norm components
+        are as large as a whole TF-IDF row; at a weight below 1 the learners, tuned for
+        TF-IDF, lean on them less (fixtures/README.md, "The text space at a weight").
     """
 
     def __init__(self, features, components, blocks, kind: str, meta: dict | None = None, sha256: str = ""):
@@ -86,6 +92,7 @@ class TextSpace:
         #: where a model trained with this space finds it: "package" (the packaged
         #: models/space) or "model" (a copy of ``source``, a directory, in the model's space/)
         self.location, self.source = "package", None
+        self.weight = 1.0
 
     @property
     def k(self) -> int:
@@ -107,7 +114,8 @@ class TextSpace:
 
         Only the rows of ``components`` that the batch's terms touch are read (memory-mapped,
         float16, converted to float64 exactly) and multiplied in one sparse-by-dense product;
-        each block of columns is then scaled to unit L2 norm (rows without terms stay zero)."""
+        each block of columns is then scaled to unit L2 norm (rows without terms stay zero),
+        and the whole by :attr:`weight`."""
         import numpy as np
 
         if batch.row.size:
@@ -125,6 +133,8 @@ class TextSpace:
             norm = np.sqrt(np.einsum("ij,ij->i", Z[:, a:b], Z[:, a:b]))
             norm[norm == 0] = 1.0
             Z[:, a:b] /= norm[:, None]
+        if self.weight != 1.0:
+            Z *= self.weight
         return Z
 
     def transform(self, texts) -> "np.ndarray":
@@ -193,20 +203,26 @@ def space_for_model(model_dir, info: dict) -> TextSpace:
                          f"but {where} holds {sha[:12]}: please retrain with `tagger train`")
     space = TextSpace.load(where)
     space.location = info.get("location", "package")
+    space.weight = float(info.get("weight", 1.0))
     return space
 
 
-def resolve_training_space(option: str | None, out_dir) -> TextSpace | None:
+def resolve_training_space(option: str | None, out_dir, weight: float | None = None,
+                           in_trees: bool | None = None) -> TextSpace | None:
     """The space ``tagger train --space`` names: None for no option or ``none`` (the default:
-    in the screens of ``fixtures/README.md`` the packaged space lowered whole-corpus micro-F1);
-    the packaged ``models/space`` for ``package``; else the directory, copied into the model
-    directory (``location`` ``"model"``) unless it is the packaged space.  Raises
-    :class:`SpaceError` for a directory that is no space (or ``package`` when the package has
-    none)."""
+    README's "Quality" says why); the packaged ``models/space`` for ``package``; else the
+    directory, copied into the model directory (``location`` ``"model"``) unless it is the
+    packaged space.  ``weight`` (``--space-weight``, default 1) becomes the space's
+    :attr:`TextSpace.weight`.  Raises :class:`SpaceError` for a directory that is no space
+    (or ``package`` when the package has none), and for ``weight`` or ``in_trees`` given
+    without a space."""
     from ..resources import packaged
 
     pkg = packaged("models") / "space"
     if option is None or option.lower() == "none":
+        if weight is not None or in_trees is not None:
+            raise SpaceError(f"--space-{'weight' if weight is not None else 'trees'} needs a text space "
+                             "(--space DIR or package)")
         return None
     if option.lower() == "package":
         if not (pkg / "SHA256").is_file():
@@ -215,6 +231,7 @@ def resolve_training_space(option: str | None, out_dir) -> TextSpace | None:
     space = TextSpace.load(option)
     same = Path(option).resolve() == pkg.resolve()
     space.location = "package" if same else "model"
+    space.weight = 1.0 if weight is None else float(weight)
     if not same and out_dir is not None and Path(option).resolve() == (Path(out_dir) / "space").resolve():
         raise SpaceError(f"{option}: the space to train with lies inside the model directory {out_dir}, "
                          "which training replaces; build it elsewhere")

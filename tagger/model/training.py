@@ -249,19 +249,22 @@ def _layout_manifest(fm: FittedModel, taxonomy: Taxonomy, thresholds=None) -> di
         "booster_files": {**{lb: f"{lb.replace(':', '__')}.txt.gz" for lb in fm.binary_outputs},
                           **{lb.id: f"{f.id}.txt.gz" for f in taxonomy.facets if f.kind == "exclusive" for lb in f.labels}},
         **({"space": {"sha256": fm.space.sha256, "kind": fm.space.kind, "k": fm.space.k,
-                      "location": getattr(fm.space, "location", "package")}} if fm.space is not None else {}),
+                      "location": getattr(fm.space, "location", "package"),
+                      "weight": float(getattr(fm.space, "weight", 1.0)),
+                      "in_trees": bool(fm.space_in_trees)}} if fm.space is not None else {}),
     }
 
 
 def out_of_fold_proba(texts, Y, taxonomy, k=THRESHOLD_FOLDS, seed=0, params=None, num_rounds=NUM_ROUNDS,
-                      tfidf_params=None, progress=None, space=None):
+                      tfidf_params=None, progress=None, space=None, space_in_trees=None):
     """Out-of-fold probabilities (n, L): each row scored by a model fitted without it
     (features and boosters refitted inside every training fold)."""
     import numpy as np
 
     P = np.zeros(Y.shape)
     for n, (tr, te) in enumerate(stratified_folds(Y, k, seed)):
-        fm = fit([texts[i] for i in tr], Y[tr], taxonomy, params, num_rounds, tfidf_params, space=space)
+        fm = fit([texts[i] for i in tr], Y[tr], taxonomy, params, num_rounds, tfidf_params, space=space,
+                 space_in_trees=space_in_trees)
         P[te] = fitted_proba(fm, taxonomy, [texts[i] for i in te])
         if progress:
             progress(n + 1, k)
@@ -301,7 +304,7 @@ def created_time() -> str:
 
 def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_ROUNDS,
           tfidf_params=None, threshold_folds=THRESHOLD_FOLDS, progress=None, created=None,
-          space=None) -> dict:
+          space=None, space_in_trees=None) -> dict:
     """Train on hand-tagged ``records`` and write the model directory ``out_dir`` atomically.
 
     ``progress(done, total, what)``, if given, is called after each step (each fold of the
@@ -314,7 +317,9 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     ``space``: a :class:`tagger.model.space.TextSpace` whose components the learners read beside the
     terms (None: none).  Its ``location`` attribute, ``"package"`` (the packaged
     ``models/space``, referred to) or ``"model"`` (copied into ``out_dir/space``), goes into
-    the manifest with its sha256.  Returns the manifest.
+    the manifest with its sha256, its ``weight`` attribute and ``space_in_trees`` (default
+    :data:`SPACE_IN_TREES`: whether the boosters read the components too, or only the linear
+    base).  Returns the manifest.
     """
     import importlib.metadata as md
 
@@ -332,7 +337,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
 
     if tuning:
         P = out_of_fold_proba(texts, Y, taxonomy, threshold_folds, 0, params, num_rounds, tfidf_params,
-                              lambda n, k: step(n, f"out-of-fold pass, fold {n} of {k}"), space)
+                              lambda n, k: step(n, f"out-of-fold pass, fold {n} of {k}"), space, space_in_trees)
         thresholds, facet_th = tune_thresholds(Y, P, taxonomy)
         from .scores import scores_by_facet
 
@@ -340,7 +345,7 @@ def train(records, taxonomy: Taxonomy, out_dir, *, params=None, num_rounds=NUM_R
     else:
         thresholds = taxonomy.thresholds(DEFAULT_THRESHOLD)
         facet_th = {}
-    fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params, space=space)
+    fm = fit(texts, Y, taxonomy, params, num_rounds, tfidf_params, space=space, space_in_trees=space_in_trees)
     step(steps, f"final model on all {len(records)} abstracts")
     forest = forest_of(fm)
     manifest = _layout_manifest(fm, taxonomy, thresholds)
