@@ -89,3 +89,70 @@ def test_csv_from_other_input_stays_commas(semicolons, tmp_path):
     assert r.exit_code == 0 and r.stdout.startswith("id,tags,scores\na,")
     r = run("label", semicolons, "--delimiter", ",")  # named: read (and written) with ','
     assert r.exit_code == 2 and "no column 'abstract' (the columns are 'id;title;abstract')" in r.stderr
+
+
+# --- a table on standard input (or in a file whose name tells nothing) ----------------------
+
+@pytest.mark.parametrize("first, fmt", [
+    (b"id,title,abstract", "csv"), (b"id;title;abstract\r\n", "csv"), (b'"Key","Item Type","Title","Abstract Note"', "csv"),
+    (b"\xef\xbb\xbfTitle,Abstract,Year", "csv"), (b"PT\tAU\tTI\tAB\tUT", "tsv"), (b"title\tsummary", "tsv"),
+    (b"Document Title,Authors,Author Affiliations,Publication Title,Date Added To Xplore", "csv"),
+    (b"abstract", None), (b"Title: Deep nets, abstract and more", None), (b"Abstract", None),
+    (b"ICLR 2026 Papers", None), (b"We propose, with care, a title and an abstract for every paper.", None),
+    (b"id,name,year", None), (b"", None),
+])
+def test_header_format_tells_a_header_row_from_text(first, fmt):
+    from tagger.readers.table import header_format
+
+    assert header_format(first) == fmt
+
+
+_ALIASES = {"abstract", "abstract note", "ab", "title", "document title", "ti", "article title"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), max_size=200))
+def test_a_line_without_a_title_or_abstract_column_is_never_a_header(line):
+    from tagger.readers.table import header_format
+
+    if header_format(line.encode("utf-8")) is not None:
+        cells = line.replace("\t", ",").replace(";", ",").split(",")
+        assert _ALIASES & {c.strip().strip('"').strip().casefold() for c in cells}
+
+
+_NAME = st.from_regex(r"[A-Za-z][A-Za-z0-9_.()]{0,10}( [A-Za-z0-9_.()]{1,8}){0,3}", fullmatch=True)
+
+
+@settings(max_examples=100, deadline=None)
+@given(names=st.lists(_NAME, min_size=1, max_size=6), alias=st.sampled_from(sorted(_ALIASES)),
+       at=st.integers(0, 6), sep=st.sampled_from([",", ";", "\t"]),
+       prose=st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True), min_size=6, max_size=12))
+def test_a_row_of_names_is_a_header_and_a_long_cell_makes_it_prose(names, alias, at, sep, prose):
+    from tagger.readers.table import header_format
+
+    names = [n for n in names if n.casefold() not in _ALIASES]
+    row = names[:at] + [alias.title()] + names[at:]
+    assert header_format(sep.join(row).encode()) == ("tsv" if sep == "\t" else "csv")
+    assert header_format(sep.join(row + [" ".join(prose)]).encode()) is None  # a cell of 6 words or more
+
+
+def test_csv_on_stdin_is_read_as_a_table(semicolons):
+    data = semicolons.read_bytes()
+    r = run("label", "-", input=data)
+    assert r.exit_code == 0, r.output
+    assert r.stdout == run("label", semicolons).stdout and r.stdout.startswith("id;title;abstract;tags;scores\n")
+    r = run("label", "-f", "jsonl", input=data.replace(b";", b","))  # no FILE: standard input too
+    assert [(x["id"], "modality:image" in x["tags"]) for x in map(json.loads, r.stdout.splitlines())] == [
+        ("a", True), ("b", True)]
+    tsv = f"id\ttitle\tabstract\nz\tNets\t{CNN}\n".encode()
+    r = run("filter", "modality:image", "-f", "pairs", input=tsv)
+    assert r.exit_code == 0 and r.stdout.startswith("z\tmodality:image\t")
+    r = run("label", "-", "--input-format", "txt", "-f", "jsonl", input=data)  # the option still decides
+    assert [x["id"] for x in map(json.loads, r.stdout.splitlines())] == ["stdin:1"]
+
+
+def test_text_on_stdin_stays_text():
+    text = f"Title, Abstract and Keywords of a talk we gave\n\n{CNN}\n".encode()  # a heading (skipped), then text
+    r = run("label", "-f", "jsonl", input=text)
+    assert r.exit_code == 0 and [(x["id"], x["abstract"]) for x in map(json.loads, r.stdout.splitlines())] == [
+        ("stdin:1", CNN)]

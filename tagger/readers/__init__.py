@@ -52,7 +52,8 @@ def detect_format(path: str, override: str | None = None, sniff: bool = False, e
     input is looked at as well (:func:`sniff_format`): ``-``, ``.txt``, ``.xml`` and unknown
     extensions by their first bytes (content wins over such generic names: a feed, PubMed
     XML, RIS, MEDLINE; a PDF, Word or other document tagger does not read is an
-    :class:`InputError` saying what to do), and ``.json``/``.jsonl`` to tell JSON Lines
+    :class:`InputError` saying what to do; ``-`` and unknown extensions also JSON, BibTeX
+    and a CSV or TSV header row), and ``.json``/``.jsonl`` to tell JSON Lines
     from an array or pretty-printed objects (a ``.json`` file of one object per line is
     JSON Lines)."""
     if override:
@@ -101,7 +102,10 @@ def sniff_format(path: str, default: str | None = None, encoding: str | None = N
     (:func:`tagger.readers.sniff.sniff_content`); ``json`` when it starts with ``[``, or
     with ``{`` and the first line is not a whole JSON object; ``jsonl`` when it starts with
     ``{`` otherwise; ``bib`` for ``@type{``, also after a reference manager's header
-    (:func:`_bib_after_header`); else ``default`` or ``txt``.  ``default`` is the format
+    (:func:`_bib_after_header`); when the name tells nothing (``default`` None: standard
+    input, an unknown extension), ``csv`` or ``tsv`` for a first line that is a table's header
+    row with a title or abstract column (:func:`tagger.readers.table.header_format`); else
+    ``default`` or ``txt``.  ``default`` is the format
     the extension names: ``txt`` and ``xml`` stay themselves only when the content shows
     none of the formats above.
 
@@ -153,6 +157,12 @@ def sniff_format(path: str, default: str | None = None, encoding: str | None = N
         return "bib"
     if default is None and _bib_after_header(path, encoding):
         return "bib"
+    if default is None:  # a table's header row (`cat export.csv | tagger label`)
+        from .table import header_format
+
+        found = header_format(start.split(b"\n", 1)[0])
+        if found:
+            return found
     return default or "txt"
 
 

@@ -49,6 +49,36 @@ def sniff_delimiter(header: str, default: str = ",") -> str:
     return found if found in ",;" else default
 
 
+#: a header cell is a column name: at most this many words (Dimensions' "Fields of Research
+#: (ANZSRC 2020)") and characters (OpenAlex's dotted ``primary_location.source...`` names)
+_NAME_WORDS, _NAME_CHARS = 5, 80
+
+
+def header_format(first: bytes) -> str | None:
+    """``csv`` or ``tsv`` when ``first``, the first line of an input whose name does not tell
+    its format (standard input, a file without a known extension), is the header row of a
+    table: two or more cells, separated by tabs (``tsv``), else by ``,`` or ``;`` (``csv``, as
+    :func:`sniff_delimiter` tells), each a column name (at most 5 words and 80 characters), one
+    of them the abstract's or the title's column as :func:`~tagger.readers.base.find_column`
+    finds it (``abstract``, ``Abstract Note``, ``AB``, ``title``, ``Document Title``, ``TI``,
+    ...).  None otherwise: a line of prose ("Title, abstract and keywords of ..."), a heading,
+    one name alone."""
+    line = first.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace").rstrip("\r\n")
+    if "\t" in line:
+        fmt, cells = "tsv", line.split("\t")
+    else:
+        try:
+            fmt, cells = "csv", next(csv.reader([line], delimiter=sniff_delimiter(line)))
+        except (csv.Error, StopIteration):
+            return None
+    names = [c.strip() for c in cells if c.strip()]
+    if len(names) < 2 or any(len(c) > _NAME_CHARS or len(c.split()) > _NAME_WORDS for c in names):
+        return None
+    if find_column(names, "abstract", TEXT_ALIASES) or find_column(names, "title", TITLE_ALIASES):
+        return fmt
+    return None
+
+
 def _looks_like_data(header: list[str]) -> bool:
     """A header row that is more likely the first row of data: a cell of over 12 words or
     120 characters (a title or an abstract, not a column name)."""
