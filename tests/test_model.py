@@ -288,6 +288,13 @@ def test_a_model_using_a_removed_option_says_retrain(small_model_dir, corpus_rec
     assert np.array_equal(Model.load(copy("empty", {})).predict_proba(texts), want)
     with pytest.raises(ValueError, match=r"unknown TF-IDF settings \['negation'\]"):
         fit_tfidf(texts, {"negation": True})  # training no longer takes them either
+    top = tmp_path / "top"  # another version's key at the top of features.json: plain words, no class name
+    shutil.copytree(small_model_dir, top)
+    (top / "features.json").write_text(json.dumps({**features, "negation": False, "zeta": 1}))
+    with pytest.raises(ModelError) as err:
+        Model.load(top)
+    assert str(err.value) == (f"{top}: damaged model files (features.json has fields this version of tagger does "
+                              "not know: negation, zeta); retrain with `tagger train`")
 
 
 def test_a_missing_or_damaged_booster_is_a_model_error(small_model_dir, tmp_path):

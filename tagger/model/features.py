@@ -149,7 +149,15 @@ class TfidfFeatures:
     @classmethod
     def from_json(cls, data: dict) -> "TfidfFeatures":
         """From :meth:`to_json`'s form; an ``extra`` (older models: the removed optional features,
-        all off, as :func:`tagger.model.loading.check_removed_options` has checked) is ignored."""
+        all off, as :func:`tagger.model.loading.check_removed_options` has checked) is ignored.
+        Raises ValueError naming a field this version does not know (another version's model)."""
+        import dataclasses
+
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(k for k in data if k not in known and k != "extra")
+        if unknown:
+            raise ValueError(f"features.json has {'fields' if len(unknown) > 1 else 'a field'} this version of "
+                             f"tagger does not know: {', '.join(unknown)}")
         return cls(**{k: v for k, v in data.items() if k != "extra"})
 
 
