@@ -104,7 +104,7 @@ def io_options(fn):
                                                           "feed", "medline", "pubmed-xml", "ris"]),
                      help="Input format [default: from the extension; stdin, .txt, .xml, .json/.jsonl and other files "
                           "by their first bytes: feed (Atom, RSS), pubmed-xml, ris, medline, jsonl (one object per "
-                          "line), json (an array, or pretty-printed objects), bib, csv or tsv (a header line naming a title "
+                          "line), json (an array, or pretty-printed objects), bib, csv or tsv (except .txt: a header line naming a title "
                           "or abstract column), else txt (one abstract per paragraph); lines: one abstract per line]."),
         click.option("--encoding", metavar="NAME",
                      help="The input's encoding [default: UTF-8; a UTF-16 or UTF-32 BOM is recognised]."),
