@@ -23,3 +23,9 @@ def did_you_mean(close: list[str], fallback: str = "") -> str:
         return fallback
     return "; did you mean " + (close[0] if len(close) == 1
                                 else ", ".join(close[:-1]) + " or " + close[-1]) + "?"
+
+
+def one_line(text: str) -> str:
+    """``text`` with its unprintable characters (line breaks, carriage returns, escapes)
+    written as Python escapes, ``\\r``, ``\\x1b``: what a file said, kept to one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

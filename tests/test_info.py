@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tagger.cli import cli
+from tagger.model.modeldir import space_words
 
 from conftest import ROOT
 
@@ -34,7 +35,8 @@ def old_model(tmp_path, name="old", card=True, **changes):
 def _head(d, fmt):
     n = len(MANIFEST["labels"])
     return (f"{d}: {n} labels (taxonomy {MANIFEST['taxonomy_name']}), trained {MANIFEST['created']} on "
-            f"{MANIFEST['corpus_size']} abstracts, model format {fmt}, built by tagger {MANIFEST['versions']['tagger']}")
+            f"{MANIFEST['corpus_size']} abstracts, model format {fmt}, built by tagger {MANIFEST['versions']['tagger']}, "
+            f"{MANIFEST['n_features']} TF-IDF terms{space_words(MANIFEST)}")
 
 
 def test_model_option_names_the_model_as_directory_does(monkeypatch):
@@ -116,10 +118,34 @@ _NESTED = st.one_of(_ODD, st.fixed_dictionaries({"tagger": _ODD}),
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(fields=st.dictionaries(st.sampled_from(["labels", "taxonomy_name", "created", "corpus_size", "versions",
-                                               "figures"]), _NESTED, min_size=1))
+                                               "figures", "space", "n_features"]), _NESTED, min_size=1))
 def test_an_odd_old_manifest_never_crashes(tmp_path_factory, fields):
     d = old_model(tmp_path_factory.mktemp("odd"), format_version=0, **fields)
     r = info("--model", d)
     assert r.exit_code == 2 and (r.exception is None or isinstance(r.exception, SystemExit)), r.output
     assert r.stdout.startswith(f"{d}: ") and "model format 0" in r.stdout.splitlines()[0]
     assert r.stderr == f"tagger: error: {d}: model format 0, but this tagger reads format 1: {RETRAIN}\n"
+
+
+def test_space_words_say_kind_weight_and_learners():
+    """What `info` and the model card say of a model's text space."""
+    sp = {"k": 256, "kind": "ppmi", "sha256": "02da7193640f67d5", "location": "package"}
+    assert space_words({}) == ""
+    assert space_words({"space": sp}) == " and the 256 components of text space ppmi 02da7193640f"
+    assert space_words({"space": {**sp, "weight": 0.5, "in_trees": False}}) == (
+        " and the 256 components of text space ppmi 02da7193640f at weight 0.5 (linear base only)")
+    assert space_words({"space": {**sp, "weight": "x", "in_trees": True}}).endswith("ppmi 02da7193640f")
+
+
+def test_refresh_card_replaces_a_size_line_that_names_a_space():
+    """A card whose size line names a text space is refreshed like one without (the line found
+    by its TF-IDF terms and trees, whatever sits between)."""
+    from tagger.model.modeldir import card_header, refresh_card
+
+    sp = {"k": 8, "kind": "ppmi", "sha256": "ab" * 32, "weight": 0.5, "in_trees": False}
+    old = {**MANIFEST, "space": sp, "n_trees": 7}
+    card = "# Model card: x\n\n" + "\n".join(card_header(old)) + "\n\n## Figures\n"
+    assert "TF-IDF terms and the 8 components of text space ppmi abababababab at weight 0.5 (linear base only), 7 trees" in card
+    new = refresh_card(card, {**old, "n_trees": 9, "space": {**sp, "weight": 0.25}})
+    assert ", 9 trees; versions: " in new.splitlines()[3] and "at weight 0.25" in new
+    assert "7 trees" not in new and new.endswith("\n\n## Figures\n")

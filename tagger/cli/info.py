@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..errors import TaggerError
-from ..wording import plural
+from ..wording import one_line, plural
 from ._app import cli
 from ._common import exit_code
 
@@ -39,13 +39,17 @@ def manifest_lines(d, man: dict) -> list[str]:
         head[-1] += f" on {plural(man['corpus_size'], 'abstract')}"
     built = man.get("versions", {}).get("tagger") if isinstance(man.get("versions"), dict) else None
     head.append(f"model format {man.get('format_version')}" + (f", built by tagger {built}" if built else ""))
+    from ..model.modeldir import space_words
+
+    if man.get("n_features") is not None:
+        head.append(f"{man['n_features']} TF-IDF terms{space_words(man)}")
     lines = [f"{d}: " + ", ".join(head)]
     figs = man.get("figures", {}).get("out_of_fold") if isinstance(man.get("figures"), dict) else None
     if isinstance(figs, dict):
         micro = {k: v["f1_micro"] for k, v in figs.items() if isinstance(v, dict) and "f1_micro" in v}
         if micro:
             lines.append("out-of-fold figures: " + json.dumps(micro))
-    return lines
+    return [one_line(line) for line in lines]
 
 
 @cli.command(short_help="Print the model card of a model directory.")

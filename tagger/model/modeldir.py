@@ -54,9 +54,22 @@ def card_header(manifest: dict) -> list[str]:
         f"Created {manifest.get('created')} from {manifest.get('corpus_size')} hand-tagged abstracts "
         f"(corpus sha256 `{manifest.get('corpus_sha256', '')[:16]}…`), taxonomy fingerprint "
         f"`{manifest.get('taxonomy_fingerprint', '')[:16]}…`, model format {manifest.get('format_version')}.",
-        f"{manifest.get('n_features')} TF-IDF terms, {manifest.get('n_trees')} trees; versions: "
+        f"{manifest.get('n_features')} TF-IDF terms{space_words(manifest)}, {manifest.get('n_trees')} trees; versions: "
         + ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items()) + ".",
     ]
+
+
+def space_words(manifest: dict) -> str:
+    """`` and the 256 components of text space ppmi 02da7193640f at weight 0.5 (linear base only)``
+    for a model with a text space (its manifest's ``space``); empty without one."""
+    sp = manifest.get("space")
+    if not isinstance(sp, dict):
+        return ""
+    weight = sp.get("weight", 1.0)
+    weight = weight if isinstance(weight, (int, float)) and not isinstance(weight, bool) else 1.0
+    return (f" and the {sp.get('k')} components of text space {sp.get('kind')} {str(sp.get('sha256', ''))[:12]}"
+            + (f" at weight {weight:g}" if weight != 1.0 else "")
+            + ("" if sp.get("in_trees", True) is not False else " (linear base only)"))
 
 
 def refresh_card(card: str, manifest: dict) -> str:
@@ -67,7 +80,7 @@ def refresh_card(card: str, manifest: dict) -> str:
     for i, line in enumerate(lines):
         if line.startswith("Created "):
             lines[i] = created
-        elif " TF-IDF terms, " in line and "; versions: " in line:
+        elif " TF-IDF terms" in line and " trees; versions: " in line:
             lines[i] = sizes
     return "\n".join(lines)
 
