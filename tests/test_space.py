@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tagger.model.space import KINDS, SpaceError, TextSpace, build_space, space_sha256
+from tagger.model.space import KINDS, SpaceError, TextSpace, space_sha256
+from tagger.model.space_build import build_space
 
 TOPICS = {
     "vision": "image pixel convolution segmentation camera detection object scene",
@@ -294,3 +295,30 @@ def test_cross_validation_reads_the_weighted_space_in_worker_processes(tmp_path,
         f1[weight, jobs] = res["tagger"]["all"]["all"]["f1_micro"]
     assert f1[0.3, 1] == f1[0.3, 2]
     assert f1[0.3, 1] != f1[1.0, 1]
+
+
+def test_space_build_command_reads_pools_and_gives_the_same_bytes_twice(tmp_path, texts):
+    """`tagger space build POOL... --out DIR --kind ppmi`: pools read as `tagger label` reads them
+    (JSON Lines here, and a text file of paragraphs), the same bytes twice, the summary line."""
+    from click.testing import CliRunner
+
+    from tagger.cli import cli
+
+    pool_a = tmp_path / "a.jsonl"
+    pool_a.write_text("".join(json.dumps({"id": f"a{i}", "title": "", "abstract": t}) + "\n"
+                              for i, t in enumerate(texts[:150])))
+    pool_b = tmp_path / "b.txt"
+    pool_b.write_text("\n\n".join(texts[150:]) + "\n")
+    outs = []
+    for n in (1, 2):
+        r = CliRunner().invoke(cli, ["space", "build", str(pool_a), str(pool_b), "--out", str(tmp_path / f"s{n}"),
+                                     "--kind", "ppmi", "-k", "8"])
+        assert r.exit_code == 0, r.output
+        outs.append(r.stdout)
+        assert r.stdout.startswith(f"text space (ppmi, 8 components over ") and f"from {len(texts)} abstracts" in r.stdout
+    for name in ("space.json", "components.npy", "SHA256"):
+        assert (tmp_path / "s1" / name).read_bytes() == (tmp_path / "s2" / name).read_bytes()
+    assert TextSpace.load(tmp_path / "s1").k == 8
+    r = CliRunner().invoke(cli, ["space", "build", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "s3")])
+    assert r.exit_code != 0 and "missing.jsonl" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "s3").exists()

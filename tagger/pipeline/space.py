@@ -41,7 +41,7 @@ def build(files, out_dir, opts: dict, *, k: int, kind: str, max_terms: int, warn
 
     Returns ``{"texts", "terms", "k", "kind", "sha256"}``.  Raises :class:`TaggerError` when
     the pools hold too few texts for ``k`` components."""
-    from ..model.space import build_space
+    from ..model.space_build import build_space
 
     texts = pool_texts(files, opts, warn=warn, progress=progress)
     try:
