@@ -12,8 +12,8 @@ from ._common import Progress, exit_code
 def space():
     """The text space: dense components of a text, learned from unlabelled abstracts.
 
-    Models read them beside their TF-IDF terms; the package ships one (models/space), which
-    `tagger train` uses unless given --space.
+    Models read them beside their TF-IDF terms when trained with `tagger train --space DIR`
+    (or `--space package`: the one the package ships, models/space).
     """
 
 
