@@ -156,3 +156,59 @@ def test_text_on_stdin_stays_text():
     r = run("label", "-f", "jsonl", input=text)
     assert r.exit_code == 0 and [(x["id"], x["abstract"]) for x in map(json.loads, r.stdout.splitlines())] == [
         ("stdin:1", CNN)]
+
+
+# --- a first line that only looks like a header row -----------------------------------------
+
+@pytest.mark.parametrize("head, whole, fmt", [
+    (b"Title, Abstract and Methods\nWe study things.\n", False, None),  # the next line has 1 cell, not 2
+    (b"Abstract, Introduction\nWe study, things, and more, stuff.\n", False, None),  # 4 cells, not 2
+    (b"title,abstract\nfoo,bar\n", False, "csv"), (b"title;abstract\r\n\r\nfoo;bar\r\n", False, "csv"),
+    (b"title\tabstract\nfoo\tbar\tbaz\n", False, None), (b"title\tabstract\n\nfoo\tbar\n", False, "tsv"),
+    (b'title,abstract\nfoo,"a cell over\nlines, with commas', False, "csv"),  # the row goes on past the peek
+    (b"title,abstract\nfoo bar", False, "csv"),  # a line cut short is not looked at...
+    (b"title,abstract\nfoo bar", True, None),  # ...unless it is the input's last
+    (b"title,abstract\n", True, "csv"),  # a header alone
+])
+def test_header_format_reads_the_next_row_as_the_reader_will(head, whole, fmt):
+    from tagger.readers.table import header_format
+
+    assert header_format(head, whole) == fmt
+
+
+@settings(max_examples=100, deadline=None)
+@given(names=st.lists(_NAME, min_size=1, max_size=5), alias=st.sampled_from(sorted(_ALIASES)),
+       sep=st.sampled_from([",", ";", "\t"]), cells=st.lists(st.from_regex(r"[a-z]{1,8}", fullmatch=True), min_size=1,
+                                                            max_size=8))
+def test_a_header_is_one_only_when_the_next_row_has_its_width(names, alias, sep, cells):
+    from tagger.readers.table import header_format
+
+    names = [n for n in names if n.casefold() not in _ALIASES] + [alias]
+    head = f"{sep.join(names)}\n{sep.join(cells)}\n".encode()
+    assert header_format(head) == (("tsv" if sep == "\t" else "csv") if len(cells) == len(names) else None)
+
+
+@pytest.mark.parametrize("text", ["Title, Abstract and Methods\nWe study things which we did.\nAnd more, much more.\n",
+                                  "Abstract, Introduction\nWe study, things, and more, stuff.\n"])
+def test_text_whose_first_line_looks_like_a_header_stays_text(text, tmp_path):
+    for args in (["-"], [tmp_path / "notes.dat"]):
+        (tmp_path / "notes.dat").write_text(text, encoding="utf-8")
+        r = run("label", *args, "-f", "jsonl", input=text.encode())
+        assert r.exit_code == 0, r.output
+        assert [x["abstract"] for x in map(json.loads, r.stdout.splitlines())] == [text.strip()]
+
+
+def test_a_sniffed_table_that_fails_names_input_format_txt(tmp_path):
+    hint = "; if this is plain text, pass --input-format txt"
+    r = run("label", "-", input=b"Title, Abstract and Methods\n")  # nothing after it to tell
+    assert r.exit_code == 2 and r.stderr.splitlines() == [
+        "tagger: error: -:1: no column 'abstract' (the columns are 'Title', ' Abstract and Methods'); name the "
+        f"abstracts' column with --text-column NAME{hint} (0 records were written before it)"]
+    (tmp_path / "t.dat").write_bytes(b"title,abstract\nWe say, " + b"hello " * 20000 + b", there\n")  # past the peek
+    r = run("label", tmp_path / "t.dat", input=b"")
+    assert r.exit_code == 2 and r.stderr == (f"tagger: error: {tmp_path / 't.dat'}:2: row has 3 columns, the header "
+                                             f"has 2{hint} (0 records were written before it)\n")
+    (tmp_path / "t.csv").write_bytes((tmp_path / "t.dat").read_bytes())
+    for args in ([tmp_path / "t.csv"], [tmp_path / "t.dat", "--input-format", "csv"]):  # a table by name or option
+        r = run("label", *args)
+        assert r.exit_code == 2 and "row has 3 columns, the header has 2 (0 records" in r.stderr and hint not in r.stderr

@@ -16,7 +16,9 @@ class Inputs:
     command line (for the check that they apply)."""
 
     def __init__(self, files, opts: dict, *, warn=None, given=()):
-        from ..readers import ReadOptions, detect_format
+        from dataclasses import replace
+
+        from ..readers import ReadOptions, detect_format, format_by_name
         from ..readers.stream import check_encoding
 
         if opts.get("encoding"):
@@ -30,6 +32,11 @@ class Inputs:
                                                         if opts.get("max_record_size") else {}))
         self.formats = [detect_format(f, opts["input_format"], sniff=True, encoding=opts.get("encoding"))
                         for f in self.files]
+        #: each file's ReadOptions: a table told by its first line (``sniffed``) says, on an
+        #: error in its header or first row, how to read it as text
+        self.file_opts = [replace(self.read_opts, sniffed=True)
+                          if not opts["input_format"] and fmt in ("csv", "tsv") and format_by_name(f) is None
+                          else self.read_opts for f, fmt in zip(self.files, self.formats)]
         self.text_field, self.id_field = opts["text_field"], opts["id_field"]
         self._check_fields_apply(list(given))
         tables = {f for f in self.formats if f in ("csv", "tsv")}
@@ -58,8 +65,8 @@ class Inputs:
     def records(self):
         from ..readers import open_reader
 
-        for f, fmt in zip(self.files, self.formats):
-            yield from open_reader(f, fmt, self.read_opts)
+        for f, fmt, ro in zip(self.files, self.formats, self.file_opts):
+            yield from open_reader(f, fmt, ro)
 
     def batches(self):
         """The records in batches for :func:`~tagger.pipeline.labeling.render_stream`: JSON
@@ -67,5 +74,5 @@ class Inputs:
         two files."""
         from .batches import read_batches
 
-        for f, fmt in zip(self.files, self.formats):
-            yield from read_batches(f, fmt, self.read_opts)
+        for f, fmt, ro in zip(self.files, self.formats, self.file_opts):
+            yield from read_batches(f, fmt, ro)

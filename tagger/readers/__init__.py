@@ -36,13 +36,24 @@ from pathlib import Path
 from .base import EXTENSIONS, FileError, InputError, ReadOptions, Record, source_stem
 
 __all__ = ["EXTENSIONS", "FORMATS", "READERS", "FileError", "InputError", "ReadOptions", "Record", "detect_format",
-           "open_reader", "read_records", "record_text_error", "sniff_format", "source_stem"]
+           "format_by_name", "open_reader", "read_records", "record_text_error", "sniff_format", "source_stem"]
 
 #: format -> the module (in this package) whose ``reader(path, fmt, opts)`` reads it
 READERS = {"jsonl": "jsonl", "json": "json", "csv": "table", "tsv": "table", "txt": "text", "lines": "text",
            "bib": "bib", "parquet": "parquet", "feed": "feed", "pubmed-xml": "pubmed", "medline": "medline",
            "ris": "ris"}
 FORMATS = tuple(READERS)
+
+
+def format_by_name(path: str) -> str | None:
+    """The input format the name of ``path`` tells (its extension, ``.gz`` stripped first;
+    ``xml`` for ``.xml``), None for standard input and unknown extensions."""
+    if path == "-":
+        return None
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return EXTENSIONS.get(suffixes[-1] if suffixes else "")
 
 
 def detect_format(path: str, override: str | None = None, sniff: bool = False, encoding: str | None = None) -> str:
@@ -60,10 +71,7 @@ def detect_format(path: str, override: str | None = None, sniff: bool = False, e
         return override
     if path == "-":
         return sniff_format(path, None, encoding) if sniff else "txt"
-    suffixes = [s.lower() for s in Path(path).suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
-    fmt = EXTENSIONS.get(suffixes[-1] if suffixes else "")
+    fmt = format_by_name(path)
     if sniff and fmt in (None, "json", "jsonl", "txt", "xml"):
         return sniff_format(path, fmt, encoding)
     if sniff and fmt not in ("parquet",):
@@ -158,12 +166,32 @@ def sniff_format(path: str, default: str | None = None, encoding: str | None = N
     if default is None and _bib_after_header(path, encoding):
         return "bib"
     if default is None:  # a table's header row (`cat export.csv | tagger label`)
-        from .table import header_format
-
-        found = header_format(start.split(b"\n", 1)[0])
+        found = _table_format(path, encoding, head)
         if found:
             return found
     return default or "txt"
+
+
+def _table_format(path: str, encoding: str | None, head: bytes) -> str | None:
+    """``csv`` or ``tsv`` when the input's first line (``head``: its first bytes) is a
+    table's header row and the row after it, as far as the first bytes hold it, has as many
+    cells (:func:`tagger.readers.table.header_format`): the table the reader then reads.  A
+    terminal is not waited on for a second line."""
+    import sys
+
+    from .stream import peek_head
+    from .table import header_format
+
+    if not header_format(head.split(b"\n", 1)[0]):
+        return None
+    size, lines = 1 << 16, 2
+    if not (path == "-" and sys.stdin is not None and sys.stdin.isatty()):
+        try:
+            head = peek_head(path, encoding, size=size, lines=lines)
+        except (OSError, EOFError, InputError, ValueError):
+            pass
+    whole = head.count(b"\n") < lines and len(head) < size
+    return header_format(head, whole)
 
 
 def _bib_after_header(path: str, encoding: str | None) -> bool:

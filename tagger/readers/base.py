@@ -96,7 +96,9 @@ class ReadOptions:
     report doubts about the input (one line each); ``max_record_size``: the bytes of one
     record (a line, paragraph, JSON value, CSV cell, ``.bib`` value, Parquet cell) reading
     keeps in memory (``--max-record-size``), a longer record being a bad record;
-    ``max_depth``: how deeply JSON may nest.
+    ``max_depth``: how deeply JSON may nest; ``sniffed``: the input was taken for a CSV or
+    TSV table by its first line (its name told nothing, ``--input-format`` was not given), so
+    an error in its header or first row says how to read it as text instead.
     """
 
     text_field: str = "abstract"
@@ -108,6 +110,7 @@ class ReadOptions:
     lenient: bool = True
     max_record_size: int = 4 << 20  # tagger.readers.stream.MAX_RECORD_SIZE
     max_depth: int = 100  # tagger.readers.json.MAX_DEPTH
+    sniffed: bool = False
     warn: object = field(default=_no_warn, compare=False, repr=False)
 
 

@@ -16,6 +16,7 @@ lines that grows past it ends the reading: where its row ends cannot be told).
 from __future__ import annotations
 
 import csv
+import io
 import re
 import sys
 
@@ -30,6 +31,9 @@ FORMATS = ("csv", "tsv")
 #: characters: one long abstract or full text would stop the run)
 FIELD_LIMIT = min(sys.maxsize, 2**31 - 1)
 
+#: what an error in the header or first row of a table told by its first line adds
+TEXT_HINT = "; if this is plain text, pass --input-format txt"
+
 _TSV_ESCAPE = re.compile(r"\\([tnr\\])")
 _TSV_CHARS = {"t": "\t", "n": "\n", "r": "\r", "\\": "\\"}
 
@@ -43,7 +47,7 @@ def sniff_delimiter(header: str, default: str = ",") -> str:
     """The delimiter of a CSV file by its header row: ``;`` or ``,`` (``csv.Sniffer``),
     ``default`` when the row does not tell (a single column)."""
     try:
-        found = csv.Sniffer().sniff(header, delimiters=",;").delimiter
+        found = csv.Sniffer().sniff(header.rstrip("\r\n"), delimiters=",;").delimiter
     except csv.Error:
         return default
     return found if found in ",;" else default
@@ -54,28 +58,52 @@ def sniff_delimiter(header: str, default: str = ",") -> str:
 _NAME_WORDS, _NAME_CHARS = 5, 80
 
 
-def header_format(first: bytes) -> str | None:
-    """``csv`` or ``tsv`` when ``first``, the first line of an input whose name does not tell
-    its format (standard input, a file without a known extension), is the header row of a
-    table: two or more cells, separated by tabs (``tsv``), else by ``,`` or ``;`` (``csv``, as
-    :func:`sniff_delimiter` tells), each a column name (at most 5 words and 80 characters), one
-    of them the abstract's or the title's column as :func:`~tagger.readers.base.find_column`
-    finds it (``abstract``, ``Abstract Note``, ``AB``, ``title``, ``Document Title``, ``TI``,
-    ...).  None otherwise: a line of prose ("Title, abstract and keywords of ..."), a heading,
-    one name alone."""
-    line = first.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace").rstrip("\r\n")
+def header_format(head: bytes, whole: bool = False) -> str | None:
+    """``csv`` or ``tsv`` when ``head``, the first bytes of an input whose name does not tell
+    its format (standard input, a file without a known extension), starts with the header row
+    of a table: two or more cells, separated by tabs (``tsv``), else by ``,`` or ``;`` (``csv``,
+    as :func:`sniff_delimiter` tells, as the reader then reads it), each a column name (at most
+    5 words and 80 characters), one of them, white space stripped, the abstract's or the
+    title's column as :func:`~tagger.readers.base.find_column` finds it (``abstract``,
+    ``Abstract Note``, ``AB``, ``title``, ``Document Title``, ``TI``, ...); and the first row
+    after it, when ``head`` holds it whole, has as many cells.  ``whole``: ``head`` is the
+    whole input (its last line is complete without a line break).  None otherwise: a line of
+    prose ("Title, abstract and keywords of ..."), a heading, one name alone, a first line
+    followed by text that is no row of its table."""
+    text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
+    line, _, rest = text.partition("\n")
+    line = line.rstrip("\r")
+    delimiter = None
     if "\t" in line:
         fmt, cells = "tsv", line.split("\t")
     else:
+        delimiter = sniff_delimiter(line)
         try:
-            fmt, cells = "csv", next(csv.reader([line], delimiter=sniff_delimiter(line)))
+            fmt, cells = "csv", next(csv.reader([line], delimiter=delimiter, strict=True))
         except (csv.Error, StopIteration):
             return None
     names = [c.strip() for c in cells if c.strip()]
     if len(names) < 2 or any(len(c) > _NAME_CHARS or len(c.split()) > _NAME_WORDS for c in names):
         return None
-    if find_column(names, "abstract", TEXT_ALIASES) or find_column(names, "title", TITLE_ALIASES):
-        return fmt
+    if not (find_column(names, "abstract", TEXT_ALIASES) or find_column(names, "title", TITLE_ALIASES)):
+        return None
+    width = _first_row_width(rest if whole else rest[:rest.rfind("\n") + 1], delimiter)
+    return fmt if width is None or width == len(cells) else None
+
+
+def _first_row_width(rest: str, delimiter: str | None) -> int | None:
+    """The number of cells of the first row that is not blank in ``rest`` (whole lines after
+    the header row; ``delimiter`` None: TSV), None when ``rest`` does not hold it whole or it
+    cannot be read (the reader will say why)."""
+    if delimiter is None:
+        row = next((ln for ln in rest.split("\n") if ln.strip()), None)
+        return None if row is None else len(row.split("\t"))
+    try:
+        for row in csv.reader(io.StringIO(rest), delimiter=delimiter, strict=True):
+            if row and any(c.strip() for c in row):
+                return len(row)
+    except csv.Error:  # a quoted cell that goes on past what was read, or a malformed row
+        return None
     return None
 
 
@@ -110,22 +138,26 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
     lines = lines or open_lines(path, opts.encoding, opts.lenient, opts.max_record_size)
     dialect: dict = {}  # the delimiter _csv_rows read with, for a CSV output that keeps it
     rows = _csv_rows(path, lines, opts, dialect) if fmt == "csv" else _tsv_rows(lines)
+    hint = TEXT_HINT if opts.sniffed else ""  # a header or first row that fails: perhaps no table at all
     try:
         start, header, end = next(rows)
     except StopIteration:
         return
+    except InputError as e:
+        raise InputError(f"{e}{hint}") from None
     delimiter = dialect.get("delimiter")
     if opts.header:
         if len(set(header)) != len(header):
             dup = sorted({h for h in header if header.count(h) > 1})
-            raise InputError(f"{path}:1: duplicate column name{'' if len(dup) == 1 else 's'} in the header: {', '.join(dup)}")
+            raise InputError(f"{path}:1: duplicate column name{'' if len(dup) == 1 else 's'} in the header: "
+                             f"{', '.join(dup)}{hint}")
         first = None
     else:
         first, header = (start, header, end), [str(i) for i in range(1, len(header) + 1)]
     text = opts.text_field
     text_col = text if text in header else (find_column(header, text, TEXT_ALIASES) if text == "abstract" else None)
     if text_col is None:
-        raise InputError(missing_column(path, text, header, opts.header))
+        raise InputError(missing_column(path, text, header, opts.header) + hint)
     title = opts.title_field
     title_col = title if title in header else (find_column(header, title, TITLE_ALIASES) if title == "title" else None)
     id_col = opts.id_field if opts.id_field in header else None
@@ -137,13 +169,15 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
     if opts.header:
         _name_columns(path, text_col, title_col, id_col)
     n = 0
-    for start, row, end in _chain(first, rows):
+    for start, row, end in _first_row_hint(_chain(first, rows), hint):
         bad = next((k for k in range(start, end + 1) if k in lines.bad), None) if lines.bad else None
         if not bad and (not row or all(not c.strip() for c in row)):
             continue
         n += 1
         if bad or len(row) != len(header):
             err, at = (lines.bad[bad], bad) if bad else (f"row has {len(row)} columns, the header has {len(header)}", start)
+            if n == 1 and not bad:
+                err += hint
             if not opts.lenient:
                 raise InputError(f"{path}:{at}: {err}")
             yield Record({}, n, at, path, f"{stem}:{n}", err, delimiter=delimiter)
@@ -162,6 +196,18 @@ def _name_columns(path: str, text: str, title: str | None, rid: str | None) -> N
              f"id from {rid!r}" if rid else f"ids {source_stem(path)}:N"]
     print(f"tagger: {name}: {', '.join(parts)} (--text-field, --title-field, --id-field name others)",
           file=sys.stderr, flush=True)
+
+
+def _first_row_hint(rows, hint: str):
+    """``rows``, an error reading the first of them ending in ``hint``."""
+    it = iter(rows)
+    try:
+        yield next(it)
+    except StopIteration:
+        return
+    except InputError as e:
+        raise InputError(f"{e}{hint}") from None
+    yield from it
 
 
 def _chain(first, rows):
