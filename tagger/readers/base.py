@@ -27,18 +27,30 @@ TABLE_ID_ALIASES = ("Key", "EID", "UT", "UT (Unique WOS ID)", "Lens ID", "Public
 
 def find_column(names, wanted: str, aliases=()) -> str | None:
     """The name among ``names`` that is ``wanted``, else the first of ``aliases`` that is
-    among them, compared case-insensitively (``ABSTRACT``, ``Document title``); None if none."""
+    among them, compared case-insensitively and without surrounding white space
+    (``ABSTRACT``, ``Document title``, `` abstract`` of a header ``title, abstract``); None if none."""
     names = list(names)
     if wanted in names:
         return wanted
     folded = {}
     for n in names:
         if isinstance(n, str):
-            folded.setdefault(n.casefold(), n)
+            folded.setdefault(n.strip().casefold(), n)
     for a in (wanted, *aliases):
         if a.casefold() in folded:
             return folded[a.casefold()]
     return None
+
+
+def named(names, wanted: str) -> str | None:
+    """The name among ``names`` that is ``wanted``, else one that is ``wanted`` once white space
+    around both is stripped (`` abstract`` of a header ``title, abstract``); None if none.
+    Case counts (a name given with ``--text-field`` is matched as it is written)."""
+    names = list(names)
+    if wanted in names:
+        return wanted
+    key = wanted.strip()
+    return next((n for n in names if isinstance(n, str) and n.strip() == key), None)
 
 
 @dataclass
@@ -57,7 +69,8 @@ class Record:
     raw: str | None = None
     #: JSON Lines input without an id: the reader added ``fields["id"]``
     id_added: bool = False
-    #: CSV/TSV input without an ``id`` column: the column found to hold the id (``EID``, ``DOI``)
+    #: CSV/TSV input without a column named as the id field: the column found to hold the id
+    #: (``EID``, ``DOI``; `` id`` of a header ``title, id``)
     id_column: str | None = None
     #: BibTeX input: the entry's own text (``tagger filter`` writes it back as it was)
     entry: str | None = None
@@ -68,10 +81,11 @@ class Record:
     delimiter: str | None = None
 
     def id(self, id_field: str = "id") -> str:
-        """The record's id: its ``id_field`` value (for the default ``id``, else the id column
-        the table reader found, else a Zotero export's ``Key`` column), else ``<file stem>:<n>``."""
+        """The record's id: its ``id_field`` value, else that of the id column the table reader
+        found (:attr:`id_column`), else (for the default ``id``) a Zotero export's ``Key``
+        column, else ``<file stem>:<n>``."""
         v = self.fields.get(id_field)
-        if v in (None, "") and id_field == "id" and self.id_column:
+        if v in (None, "") and self.id_column:
             v = self.fields.get(self.id_column)
         if v in (None, "") and id_field == "id":
             v = next((self.fields[a] for a in ID_ALIASES if self.fields.get(a) not in (None, "")), None)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import InputError, find_column
+from .base import InputError, find_column, named
 
 #: the reason given to records without text
 NO_ABSTRACT = "no abstract"
@@ -111,8 +111,9 @@ def document(fields: dict, text_field: str = "abstract", title_field: str = "tit
     """The :class:`Document` of a record's ``fields`` (module docstring)."""
     doc = Document()
     name = text_field
-    if text_field not in fields and text_field == "abstract":
-        name = find_column(fields, text_field, TEXT_ALIASES) or text_field
+    if text_field not in fields:  # `` abstract`` of a header ``title, abstract`` too
+        name = (find_column(fields, text_field, TEXT_ALIASES) if text_field == "abstract"
+                else named(fields, text_field)) or text_field
     if name in fields:
         v = fields[name]
         if not _is_null(v):
@@ -131,8 +132,9 @@ def document(fields: dict, text_field: str = "abstract", title_field: str = "tit
     if not doc.text.strip():
         doc.text, doc.reason = "", NO_ABSTRACT
     tname = title_field
-    if title_field not in fields and title_field == "title":
-        tname = find_column(fields, title_field, TITLE_ALIASES) or title_field
+    if title_field not in fields:
+        tname = (find_column(fields, title_field, TITLE_ALIASES) if title_field == "title"
+                 else named(fields, title_field)) or title_field
     t = fields.get(tname)
     if isinstance(t, str):
         doc.title = t

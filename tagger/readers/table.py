@@ -20,7 +20,7 @@ import io
 import re
 import sys
 
-from .base import ID_ALIASES, TABLE_ID_ALIASES, InputError, ReadOptions, Record, find_column, source_stem
+from .base import ID_ALIASES, TABLE_ID_ALIASES, InputError, ReadOptions, Record, find_column, named, source_stem
 from .fields import TEXT_ALIASES, TITLE_ALIASES
 from .lines import LineRecords, open_lines
 from .stream import over_limit
@@ -154,14 +154,15 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
         first = None
     else:
         first, header = (start, header, end), [str(i) for i in range(1, len(header) + 1)]
+    # names are matched without the white space around them (a header `title, abstract`); cells keep theirs
     text = opts.text_field
-    text_col = text if text in header else (find_column(header, text, TEXT_ALIASES) if text == "abstract" else None)
+    text_col = named(header, text) or (find_column(header, text, TEXT_ALIASES) if text == "abstract" else None)
     if text_col is None:
         raise InputError(missing_column(path, text, header, opts.header) + hint)
     title = opts.title_field
-    title_col = title if title in header else (find_column(header, title, TITLE_ALIASES) if title == "title" else None)
-    id_col = opts.id_field if opts.id_field in header else None
-    alias = None
+    title_col = named(header, title) or (find_column(header, title, TITLE_ALIASES) if title == "title" else None)
+    id_col = named(header, opts.id_field)
+    alias = id_col if id_col != opts.id_field else None
     if id_col is None and opts.id_field == "id" and opts.header:
         alias = id_col = find_column(header, "id", TABLE_ID_ALIASES)
         if alias in ID_ALIASES:

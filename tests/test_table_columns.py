@@ -1,0 +1,73 @@
+"""The columns of CSV and TSV tables: names matched without the white space around them
+(`title, abstract`), the values keeping theirs; several tables in one output must have the
+same columns; an output of no rows still has its header row."""
+
+import csv
+import io
+import json
+
+from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
+
+from tagger.cli import cli
+from tagger.readers import ReadOptions, read_records
+from tagger.readers.fields import document
+
+CNN = ("We train a deep convolutional neural network to classify the images of a large benchmark dataset into "
+       "one thousand classes and report state of the art top-1 and top-5 error rates compared with previous methods.")
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+_PAD = st.sampled_from(["", " ", "  ", "\t"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(pads=st.lists(_PAD, min_size=6, max_size=6), key=st.from_regex(r"[a-z0-9]{1,6}", fullmatch=True),
+       delimiter=st.sampled_from([",", ";"]), title=st.sampled_from(["title", "Title"]))
+def test_column_names_are_matched_without_white_space_and_values_keep_theirs(pads, key, delimiter, title):
+    names = [pads[0] + "id" + pads[1], pads[2] + title + pads[3], pads[4] + "abstract" + pads[5]]
+    values = [f" {key}", " Nets", f"  {CNN} "]
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=delimiter, lineterminator="\n").writerows([names, values])
+    (rec,) = read_records(_write(buf.getvalue()), "csv", opts=ReadOptions())
+    assert list(rec.fields) == names and list(rec.fields.values()) == values  # the table as it was
+    doc = document(rec.fields)
+    assert (doc.text, doc.title, rec.id()) == (f"  {CNN} ", " Nets", f" {key}")
+
+
+def _write(text: str) -> str:
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False, encoding="utf-8") as fh:
+        fh.write(text)
+    return fh.name
+
+
+def test_a_space_after_the_delimiter_in_the_header(tmp_path):
+    data = f"title, abstract\nfoo, {CNN}\n"
+    (tmp_path / "x.csv").write_text(data, encoding="utf-8")
+    for args, given in (([tmp_path / "x.csv"], None), (["-"], data)):
+        r = run("label", *args, input=given)
+        assert r.exit_code == 0, r.output
+        rows = list(csv.reader(io.StringIO(r.stdout)))
+        assert rows[0] == ["title", " abstract", "tags", "scores"] and rows[1][:2] == ["foo", f" {CNN}"]
+        assert "modality:image" in rows[1][2].split(";")
+    # named columns too: --text-column, --title-column, --id-column as written, the header padded
+    (tmp_path / "s.tsv").write_text(f"key \t summary \t name\nk1\t{CNN}\tNets\n", encoding="utf-8")
+    named = ["--text-column", "summary", "--title-column", "name", "--id-column", "key"]
+    r = run("label", tmp_path / "s.tsv", *named, "-f", "jsonl")
+    assert r.exit_code == 0, r.output
+    (out,) = map(json.loads, r.stdout.splitlines())
+    assert list(out)[:3] == ["key ", " summary ", " name"] and "modality:image" in out["tags"]
+    r = run("label", tmp_path / "s.tsv", *named, "-f", "pairs")
+    assert r.exit_code == 0 and r.stdout.startswith("k1\tmodality:image\t")
+    (rec,) = read_records(str(tmp_path / "s.tsv"), "tsv", opts=ReadOptions(text_field="summary", title_field="name",
+                                                                           id_field="key"))
+    doc = document(rec.fields, "summary", "name")
+    assert (doc.text, doc.title, rec.id("key")) == (CNN, "Nets", "k1")
+    (tmp_path / "i.csv").write_text(f"title, id, abstract\nNets, k2, {CNN}\n", encoding="utf-8")
+    r = run("label", tmp_path / "i.csv", "-f", "pairs")
+    assert r.exit_code == 0 and r.stdout.startswith(" k2\tmodality:image\t")  # the id cell as it is
