@@ -71,3 +71,58 @@ def test_a_space_after_the_delimiter_in_the_header(tmp_path):
     (tmp_path / "i.csv").write_text(f"title, id, abstract\nNets, k2, {CNN}\n", encoding="utf-8")
     r = run("label", tmp_path / "i.csv", "-f", "pairs")
     assert r.exit_code == 0 and r.stdout.startswith(" k2\tmodality:image\t")  # the id cell as it is
+
+
+# --- several tables, one table output -------------------------------------------------------
+
+def _csv(path, columns, rows):
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([columns, *([r[c] for c in columns] for r in rows)])
+    path.write_text(buf.getvalue(), encoding="utf-8")
+    return path
+
+
+A_ROW = {"id": "a1", "title": "Nets", "abstract": CNN, "venue": "ICLR", "year": "2024"}
+B_ROW = {"id": "b1", "title": "More nets", "abstract": CNN + " Again.", "venue": "NeurIPS", "year": "2025"}
+
+
+def test_tables_of_other_columns_are_refused_before_anything_is_written(tmp_path):
+    a = _csv(tmp_path / "a.csv", ["id", "title", "abstract"], [A_ROW])
+    b = _csv(tmp_path / "b.csv", ["abstract", "venue", "year"], [B_ROW])
+    out = tmp_path / "mixed.csv"
+    out.write_text("old\n", encoding="utf-8")
+    why = f"(the columns of the output are fixed by {a}, the first input; tables in one output must have the same columns)"
+    for args in (["label", a, b, "-o", out], ["label", a, b], ["filter", "modality:image", a, b],
+                 ["label", a, b, "-f", "tsv"]):
+        r = run(*args)
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"tagger: error: {b}: has no column 'id' {why}\n")
+    assert out.read_text(encoding="utf-8") == "old\n"
+    r = run("label", a, "-", input=b.read_text(encoding="utf-8"))  # standard input is a table like the others
+    assert r.exit_code == 2 and r.stderr == f"tagger: error: -: has no column 'id' {why}\n"
+    c = _csv(tmp_path / "c.csv", ["id", "title", "abstract", "venue"], [B_ROW])
+    r = run("label", a, c)
+    assert r.exit_code == 2 and r.stderr == f"tagger: error: {c}: has a column 'venue' that the first input has not {why}\n"
+    # where no column is lost: JSON Lines keeps each record's own fields; a count counts
+    r = run("label", a, b, "-f", "jsonl")
+    assert r.exit_code == 0 and [list(json.loads(x))[:3] for x in r.stdout.splitlines()] == [
+        ["id", "title", "abstract"], ["abstract", "venue", "year"]]
+    r = run("filter", "-c", "modality:image", a, b)
+    assert (r.exit_code, r.stdout) == (0, "2\n")
+
+
+@settings(max_examples=12, deadline=None)
+@given(order=st.permutations(["id", "title", "abstract", "year"]), drop=st.sampled_from([None, "id", "title", "year"]))
+def test_the_same_columns_in_another_order_are_written_in_the_first_ones(tmp_path_factory, order, drop):
+    d = tmp_path_factory.mktemp("order")
+    first = ["id", "title", "abstract", "year"]
+    a = _csv(d / "a.csv", first, [A_ROW])
+    b = _csv(d / "b.csv", [c for c in order if c != drop], [B_ROW])
+    r = run("label", a, b, "-o", d / "out.csv")
+    if drop is not None:
+        assert r.exit_code == 2 and f"{b}: has no column {drop!r} (the columns of the output" in r.stderr
+        assert not (d / "out.csv").exists()
+        return
+    assert r.exit_code == 0, r.output
+    rows = list(csv.DictReader(io.StringIO((d / "out.csv").read_text(encoding="utf-8"))))
+    assert list(rows[0]) == [*first, "tags", "scores"]
+    assert [{k: row[k] for k in first} for row in rows] == [{k: A_ROW[k] for k in first}, {k: B_ROW[k] for k in first}]

@@ -62,6 +62,26 @@ class Inputs:
             raise TaggerError(msg)
         self.warn(msg)
 
+    def table_head(self):
+        """The :class:`~tagger.readers.table.TableHead` of the first input, for a table output
+        of table inputs (``table_format``), which keeps every column: raises TaggerError,
+        before anything is read or written, naming the first other input whose columns are
+        not the same (in any order; the output has the first one's order), as Parquet inputs
+        must be.  None when the first input's header cannot be read (its reader will say why)."""
+        from ..readers.table import read_head
+
+        if not self.table_format:
+            return None
+        heads = [read_head(f, self.table_format, ro) for f, ro in zip(self.files, self.file_opts)]
+        for f, head in zip(self.files[1:], heads[1:]):
+            if heads[0] is None or head is None:
+                continue
+            diff = _columns_difference(heads[0].columns, head.columns)
+            if diff:
+                raise TaggerError(f"{f}: {diff} (the columns of the output are fixed by {self.files[0]}, the first "
+                                  "input; tables in one output must have the same columns)")
+        return heads[0]
+
     def records(self):
         from ..readers import open_reader
 
@@ -76,3 +96,13 @@ class Inputs:
 
         for f, fmt, ro in zip(self.files, self.formats, self.file_opts):
             yield from read_batches(f, fmt, ro)
+
+
+def _columns_difference(first: list, columns: list) -> str | None:
+    """What makes ``columns`` (a later table's) other than ``first``, or None when they are
+    the same names in any order."""
+    missing = next((c for c in first if c not in columns), None)
+    if missing is not None:
+        return f"has no column {missing!r}"
+    new = next((c for c in columns if c not in first), None)
+    return f"has a column {new!r} that the first input has not" if new is not None else None

@@ -17,10 +17,15 @@ from ..errors import TaggerError
 from ..wording import plural
 
 
-def make_writer(fh, fmt, model, inputs, target, opts):
-    """The :class:`~tagger.writers.Writer` of a command's output."""
+def make_writer(fh, fmt, model, inputs, target, opts, rows: bool = True):
+    """The :class:`~tagger.writers.Writer` of a command's output; raises TaggerError, before
+    anything is written, when a table output of several tables would lose columns
+    (:meth:`~tagger.pipeline.inputs.Inputs.table_head`).  ``rows``: records will be
+    written (not only counted)."""
     from ..writers import Writer
 
+    if rows and fmt in ("csv", "tsv") and len(inputs.files) > 1:
+        inputs.table_head()
     return Writer(fh, fmt, model.facets, inputs.table_format, opts["id_field"], text_field=opts["text_field"],
                   title_field=opts["title_field"], titles=fmt == "text" and target.is_terminal())
 
@@ -122,7 +127,7 @@ def filter_files(tagger, inputs, target, fmt, query, opts, *, retag=False, min_s
                 kept = tag_parquet_files(tagger, inputs, fh, opts,
                                          keep=lambda p: query.matches(p.tags, p.scores, min_score) != invert)
                 return kept, 0
-            writer = make_writer(fh, fmt, model, inputs, target, opts)
+            writer = make_writer(fh, fmt, model, inputs, target, opts, rows=not count)
             try:
                 for rec, pred in stream:
                     seen += 1

@@ -19,6 +19,7 @@ import csv
 import io
 import re
 import sys
+from dataclasses import dataclass
 
 from .base import ID_ALIASES, TABLE_ID_ALIASES, InputError, ReadOptions, Record, find_column, named, source_stem
 from .fields import TEXT_ALIASES, TITLE_ALIASES
@@ -276,3 +277,55 @@ def reader(path: str, fmt: str = "csv", opts: ReadOptions = ReadOptions()):
     """The records of a CSV or TSV file (:func:`read`), with ``would_wait``."""
     lines = open_lines(path, opts.encoding, opts.lenient, opts.max_record_size)
     return LineRecords(lines, read(path, opts, fmt, lines))
+
+
+@dataclass
+class TableHead:
+    """The header row of a CSV or TSV input as :func:`read` reads it: ``columns`` (numbers from
+    ``"1"`` without a header row) and, for CSV, the ``delimiter``."""
+
+    columns: list
+    delimiter: str | None = None
+
+
+def read_head(path: str, fmt: str = "csv", opts: ReadOptions = ReadOptions()) -> TableHead | None:
+    """The :class:`TableHead` of ``path`` (``-`` = stdin), from its first bytes
+    (:func:`~tagger.readers.stream.peek_head`: standard input is kept for the reader), so that
+    an output can be laid out before any row is read; None for an empty input or one whose
+    header cannot be read (the reader then says why)."""
+    from .stream import peek_head
+
+    size, lines, limit = 1 << 16, 1, max(opts.max_record_size or 0, 1 << 16)
+    while True:
+        try:
+            head = peek_head(path, opts.encoding, size=size, lines=lines)
+        except (OSError, EOFError, InputError, ValueError):
+            return None
+        whole = head.count(b"\n") < lines and len(head) < size
+        text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
+        rows = text.split("\n")
+        if not whole:
+            rows.pop()  # a line cut short
+        if not rows or (len(rows) == 1 and not rows[0]):
+            if whole:
+                return None
+        elif fmt == "tsv":
+            return TableHead(_numbered([tsv_unescape(c) for c in rows[0].rstrip("\r").split("\t")], opts))
+        else:
+            delimiter = opts.delimiter or sniff_delimiter(rows[0])
+            try:
+                cells = next(csv.reader((r.rstrip("\r") + "\n" for r in rows), delimiter=delimiter, strict=True), None)
+            except csv.Error:  # a quoted name over lines past what was read, or a bad header row
+                cells = None
+            if cells is not None:
+                return TableHead(_numbered(cells, opts), delimiter)
+            if whole:
+                return None
+        if size >= limit:
+            return None
+        size, lines = size * 4, lines * 16
+
+
+def _numbered(cells: list, opts: ReadOptions) -> list:
+    """The column names of a header row ``cells``: themselves, or without a header row numbers."""
+    return list(cells) if opts.header else [str(i) for i in range(1, len(cells) + 1)]
