@@ -59,21 +59,27 @@ def bib(files, check, strict, allow_unreadable, diff, field, encoding, remove, m
     if field is not None and field.casefold() == "tagger":
         raise TaggerError("--field tagger: the tagger field holds your corrections (+label, -label) and is never "
                           "written; name another field")
-    m = load_model(model, taxonomy)
+    from ..writers.target import Target
 
-    ticker, done = Ticker("entries tagged so far"), [0]
+    # stdout guarded as label's: closed (>&-) is one line before any file is touched, a write error
+    # (a full disk) one line, exit 2
+    with Target(None, option=None) as out:
+        m = load_model(model, taxonomy)
 
-    def predict(entries):
-        ticker.update(done[0])  # shown while the model works, after 2 s, on a terminal
+        ticker, done = Ticker("entries tagged so far"), [0]
+
+        def predict(entries):
+            ticker.update(done[0])  # shown while the model works, after 2 s, on a terminal
+            try:
+                return [None if p.reason else p.tags for p in m.predict(entries, min_words=min_words)]
+            finally:
+                done[0] += len(entries)
+                ticker.clear()  # before bib prints its lines
+
         try:
-            return [None if p.reason else p.tags for p in m.predict(entries, min_words=min_words)]
-        finally:
-            done[0] += len(entries)
-            ticker.clear()  # before bib prints its lines
-
-    try:
-        return bibmod.run(files, predict=predict, facets=m.facets, check=check, strict=strict, diff=diff,
-                          field=field, encoding=encoding, allow_unreadable=allow_unreadable, remove=remove,
-                          max_record_size=max_record_size)
-    except ValueError as e:
-        raise TaggerError(str(e)) from None
+            return bibmod.run(files, predict=predict, facets=m.facets, check=check, strict=strict, diff=diff,
+                              field=field, encoding=encoding, allow_unreadable=allow_unreadable, remove=remove,
+                              max_record_size=max_record_size, out=out,
+                              bib_out=out.buffer if "-" in files and not check else None)
+        except ValueError as e:
+            raise TaggerError(str(e)) from None

@@ -66,6 +66,12 @@ class _Guarded:
         except (OSError, ValueError):
             return False
 
+    @property
+    def buffer(self):
+        """The binary file object under this text one, guarded alike (``tagger bib -`` writes
+        the file's own bytes)."""
+        return _Guarded(self._fh.buffer, self._name)
+
     def __getattr__(self, name):
         return getattr(self._fh, name)
 
@@ -76,13 +82,14 @@ class Target:
 
     ``kind`` is ``"stdout"``, ``"fd"`` (a ``/dev/std*`` or ``/dev/fd/N`` name), ``"device"``
     (a device or FIFO) or ``"file"``; ``name`` is what messages call it; ``option`` the
-    command-line option that named the output, which the messages name.  Raises
+    command-line option that named the output, which the messages name (None: a command
+    that writes only to standard output, as ``tagger bib`` and ``tagger taxonomy`` do).  Raises
     :class:`OutputError` for a directory (on creating), a read-only file or a directory that
     does not exist (on entering, or from :meth:`check`), and (on leaving) for a file that
     could not be finished.
     """
 
-    def __init__(self, path: str | None, binary: bool = False, option: str = "-o"):
+    def __init__(self, path: str | None, binary: bool = False, option: str | None = "-o"):
         #: ``binary``: the file object takes bytes (Parquet), not text
         self.binary, self.option = binary, option
         self.path = None if path in (None, "-") else path
@@ -132,7 +139,8 @@ class Target:
         if self.kind == "stdout":
             fh = sys.stdout
             if fh is None:
-                raise OutputError("standard output is closed; name an output file with -o FILE")
+                raise OutputError("standard output is closed" + (f"; name an output file with {self.option} FILE"
+                                                                 if self.option else ""))
             if self.binary:
                 if self.is_terminal():
                     raise OutputError("binary output (Parquet) is not written to a terminal; redirect it or use -o FILE")
