@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import BinaryIO, TextIO
 
 from ..files.atomic import write_atomic
+from ..files.magic import is_pdf
 from .edit import BibReport, Predict, update_bib_text
 from .merge import Vocabulary
 from ..files.limits import MAX_RECORD_SIZE
@@ -259,7 +260,7 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
             print(f"tagger: error: {path}: cannot read {what}: {exc.strerror or exc}", file=err)
             rc = 2
             continue
-        if data.lstrip().startswith(b"%PDF"):
+        if is_pdf(data.lstrip()):
             print(f"tagger: error: {path}: {PDF_REASON}", file=err)
             rc = 2
             continue

@@ -82,14 +82,15 @@ def detect_format(path: str, override: str | None = None, sniff: bool = False, e
 def _refuse_documents(path: str, encoding: str | None) -> None:
     """Raise :class:`InputError` when ``path``, named as a format tagger reads (``.csv``,
     ``.bib``), is a PDF, an Office document or a ZIP archive."""
-    from .sniff import OLE2, PDF, ZIP, sniff_content
+    from ..files.magic import is_pdf
+    from .sniff import OLE2, ZIP, sniff_content
     from .stream import peek_head
 
     try:
         head = peek_head(path, encoding, size=4096)
     except (OSError, EOFError, InputError, ValueError):
         return
-    if head.startswith((PDF, ZIP, OLE2)):
+    if is_pdf(head) or head.startswith((ZIP, OLE2)):
         sniff_content(head, path)
 
 
@@ -128,6 +129,7 @@ def sniff_format(path: str, default: str | None = None, encoding: str | None = N
         head = peek_head(path, encoding)
     except (OSError, EOFError, InputError, ValueError):
         return default or "txt"
+    from ..files.magic import is_pdf
     from .sniff import ZIP, sniff_content
 
     start = head.removeprefix(b"\xef\xbb\xbf").lstrip()
@@ -137,7 +139,7 @@ def sniff_format(path: str, default: str | None = None, encoding: str | None = N
         except (OSError, EOFError, InputError, ValueError):
             pass
         start = head.removeprefix(b"\xef\xbb\xbf").lstrip()
-    if default in (None, "txt", "xml") or start.startswith(b"%PDF"):
+    if default in (None, "txt", "xml") or is_pdf(start):
         found = sniff_content(start, path)
         if found:
             return found

@@ -4,7 +4,7 @@ HTML, PDF, Word, spreadsheets), which are a one-line error saying what to do ins
 paragraphs of markup read as words.
 
 :func:`sniff_content` looks at the bytes :func:`tagger.readers.stream.peek_head` gives (gzip
-already decompressed, a UTF-16/32 BOM already transcoded): ``%PDF``; ``PK\\x03\\x04`` (a ZIP:
+already decompressed, a UTF-16/32 BOM already transcoded): ``%PDF-`` and a digit; ``PK\\x03\\x04`` (a ZIP:
 ``.docx``, ``.xlsx``, ``.pptx``, ``.odt``, ``.ods`` told apart by the names of its members);
 OLE2's ``D0 CF 11 E0`` (``.doc``, ``.xls``); ``<?xml`` and the root element (``<feed>`` Atom,
 ``<rss>`` and ``<rdf:RDF>`` RSS, ``<PubmedArticleSet>`` PubMed XML, ``<html>``, anything else);
@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import re
 
+from ..files.magic import is_pdf
 from .base import InputError
 
-#: first bytes of binary documents -> what they are
-PDF, ZIP, OLE2 = b"%PDF", b"PK\x03\x04", b"\xd0\xcf\x11\xe0"
+#: first bytes of binary documents -> what they are (a PDF: :func:`tagger.files.magic.is_pdf`)
+ZIP, OLE2 = b"PK\x03\x04", b"\xd0\xcf\x11\xe0"
 
 _RIS = re.compile(rb"TY  -( |\r?\n|$)")
 _MEDLINE = re.compile(rb"PMID- ")
@@ -96,7 +97,7 @@ def sniff_content(head: bytes, path: str) -> str | None:
     of these (JSON, BibTeX and text are told elsewhere).  Raises :class:`InputError` for a
     format ``tagger`` does not read, naming it and what to do (module docstring)."""
     name = "standard input" if path == "-" else path
-    if head.startswith(PDF):
+    if is_pdf(head):
         raise InputError(f"{name}: a PDF: {_TEXT_FIRST}, e.g. with pdftotext FILE.pdf FILE.txt "
                          "(or give the abstracts as JSON Lines or CSV)")
     if head.startswith(ZIP):
