@@ -59,3 +59,27 @@ def test_label_reads_such_a_bib_and_text_and_still_refuses_a_pdf(tmp_path):
         for args, stdin in (([tmp_path / name], None), (["-"], PDF)):
             r = run("label", *args, input=stdin)
             assert r.exit_code == 2 and r.stderr.count("\n") == 1 and ": a PDF: extract its text first" in r.stderr
+
+
+def test_a_gzipped_bib_is_named_so_and_left_as_it_was(tmp_path):
+    import gzip
+
+    data = gzip.compress((COMMENT + BIB).encode("utf-8"), mtime=0)
+    why = "tagger bib writes the tags back into the file, so it does not read compressed ones; left untouched"
+    for name, how in (("refs.bib", "mv {p} {p}.gz && gunzip {p}.gz"), ("refs.bib.gz", "gunzip {p}, then tagger bib {q}")):
+        f = tmp_path / name
+        f.write_bytes(data)
+        for kw in ({}, {"check": True}):
+            rc, out, err = call([f], **kw)
+            assert (rc, out) == (2, "")
+            assert err == (f"tagger: error: {f}: gzip-compressed: decompress it first "
+                           f"({how.format(p=f, q=str(f)[:-3])}); {why}\n")
+        assert f.read_bytes() == data
+    rc, out, err = call(["-"], stdin=io.BytesIO(data), bib_out=io.BytesIO())
+    assert (rc, out, err) == (2, "", "tagger: error: -: gzip-compressed: decompress it first "
+                                     "(gunzip -c FILE.gz | tagger bib -)\n")
+    r = run("bib", "--check", tmp_path / "refs.bib")  # the command says it as run() does
+    assert r.exit_code == 2 and r.stderr == f"tagger: error: {tmp_path / 'refs.bib'}: gzip-compressed: decompress " \
+        f"it first (mv {tmp_path / 'refs.bib'} {tmp_path / 'refs.bib'}.gz && gunzip {tmp_path / 'refs.bib'}.gz); {why}\n"
+    r = run("label", tmp_path / "refs.bib", "-f", "jsonl")  # tagger label reads gzip data whatever the name
+    assert r.exit_code == 0 and [json.loads(x)["id"] for x in r.stdout.splitlines()] == ["k1"]

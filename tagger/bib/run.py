@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import BinaryIO, TextIO
 
 from ..files.atomic import write_atomic
-from ..files.magic import is_pdf
+from ..files.magic import is_gzip, is_pdf
 from .edit import BibReport, Predict, update_bib_text
 from .merge import Vocabulary
 from ..files.limits import MAX_RECORD_SIZE
@@ -92,6 +92,22 @@ def decode(data: bytes, encoding: str | None) -> tuple[str, str]:
 #: why a file that is a PDF is no input of ``tagger bib``, and what to do instead
 PDF_REASON = ("a PDF, not a .bib file: tagger bib edits BibTeX files (export the references from your "
               "reference manager as BibTeX); left untouched")
+def gzip_reason(path: str) -> str:
+    """Why a gzip-compressed file is no input of ``tagger bib``, and the command that
+    decompresses it: the tags are written back into the file, which is not to be made a plain
+    one behind the user's back."""
+    from shlex import quote
+
+    if path == "-":
+        return "gzip-compressed: decompress it first (gunzip -c FILE.gz | tagger bib -)"
+    if path.lower().endswith(".gz"):
+        how = f"gunzip {quote(path)}, then tagger bib {quote(path[:-3])}"
+    else:
+        how = f"mv {quote(path)} {quote(path + '.gz')} && gunzip {quote(path + '.gz')}"
+    return (f"gzip-compressed: decompress it first ({how}); tagger bib writes the tags back into the file, "
+            "so it does not read compressed ones; left untouched")
+
+
 NO_ENTRIES_REASON = ("holds no BibTeX entries (no @type{key, ...} block), so it is not a .bib file; "
                      "left untouched")
 
@@ -223,7 +239,8 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
     ``tagger bib`` takes ``-`` only alone and not with ``diff`` unless ``check`` (stdout holds the BibTeX).
 
     Returns:
-        2 if a file could not be read, decoded or written (standard input: read or encoded), or is no BibTeX (a PDF; text without
+        2 if a file could not be read, decoded or written (standard input: read or encoded), or is no BibTeX (a PDF,
+        gzip data; text without
         a single ``@`` block: an empty file, or one of ``%`` comments or ``@string`` blocks
         only, is BibTeX) (one ``tagger: error: FILE: ...`` line on ``err``, the file
         untouched), or if any entry is unreadable (unless
@@ -262,6 +279,10 @@ def run(paths: Iterable[str | os.PathLike], *, predict: Predict, facets, check: 
             continue
         if is_pdf(data.lstrip()):
             print(f"tagger: error: {path}: {PDF_REASON}", file=err)
+            rc = 2
+            continue
+        if is_gzip(data):
+            print(f"tagger: error: {path}: {gzip_reason(path)}", file=err)
             rc = 2
             continue
         try:
