@@ -212,3 +212,32 @@ def test_a_sniffed_table_that_fails_names_input_format_txt(tmp_path):
     for args in ([tmp_path / "t.csv"], [tmp_path / "t.dat", "--input-format", "csv"]):  # a table by name or option
         r = run("label", *args)
         assert r.exit_code == 2 and "row has 3 columns, the header has 2 (0 records" in r.stderr and hint not in r.stderr
+
+
+# --- --delimiter ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("delimiter, says", [
+    ('"', "--delimiter '\"': the delimiter cannot be the quote character '\"', which CSV cells are quoted with; "
+          "name another (e.g. --delimiter '|')"),
+    ("\r", "--delimiter '\\r': a line break ends a row, it cannot separate cells; name another (e.g. --delimiter '|')"),
+])
+def test_a_delimiter_csv_cannot_use_is_one_line(semicolons, delimiter, says):
+    for args in (["label", semicolons], ["filter", "modality:image", "-"]):
+        r = run(*args, "--delimiter", delimiter, input=semicolons.read_bytes())
+        assert (r.exit_code, r.stdout, r.stderr) == (2, "", f"tagger: error: {says}\n")
+
+
+@settings(max_examples=25, deadline=None)
+@given(delimiter=st.sampled_from(list("|:!#$%&*+/<=>?@^~`' \t")),
+       title=st.text(st.sampled_from("ab ,;|:\"\n"), max_size=10))
+def test_a_delimiter_makes_stdin_a_table(tmp_path_factory, delimiter, title):
+    data = _table(delimiter, [["z1", title, CNN]])
+    path = tmp_path_factory.mktemp("delim") / "export.dat"  # an extension that tells nothing
+    path.write_text(data, encoding="utf-8")
+    for args, given in ((["-"], data), ([path], None)):
+        r = run("label", *args, "--delimiter", "tab" if delimiter == "\t" else delimiter, "-f", "jsonl", input=given)
+        assert r.exit_code == 0, r.output
+        (rec,) = map(json.loads, r.stdout.splitlines())
+        assert (rec["id"], rec["title"], rec["abstract"]) == ("z1", title, CNN) and "modality:image" in rec["tags"]
+    r = run("label", "--delimiter", delimiter, input=data)  # no -f: the table comes back with its delimiter
+    assert r.exit_code == 0 and _rows(r.stdout, delimiter)[0] == ["id", "title", "abstract", "tags", "scores"]

@@ -20,9 +20,12 @@ class Inputs:
 
         from ..readers import ReadOptions, detect_format, format_by_name
         from ..readers.stream import check_encoding
+        from ..readers.table import check_delimiter
 
         if opts.get("encoding"):
             check_encoding(opts["encoding"])
+        if opts.get("delimiter"):
+            check_delimiter(opts["delimiter"])
         self.files = list(files) or ["-"]
         self.warn = warn or (lambda msg: None)
         self.read_opts = ReadOptions(text_field=opts["text_field"], title_field=opts["title_field"],
@@ -30,12 +33,13 @@ class Inputs:
                                      header=not opts.get("no_header"), delimiter=opts.get("delimiter"),
                                      warn=self.warn, **({"max_record_size": opts["max_record_size"]}
                                                         if opts.get("max_record_size") else {}))
-        self.formats = [detect_format(f, opts["input_format"], sniff=True, encoding=opts.get("encoding"))
-                        for f in self.files]
+        self.formats = [detect_format(f, opts["input_format"], sniff=True, encoding=opts.get("encoding"),
+                                      delimiter=opts.get("delimiter")) for f in self.files]
         #: each file's ReadOptions: a table told by its first line (``sniffed``) says, on an
         #: error in its header or first row, how to read it as text
         self.file_opts = [replace(self.read_opts, sniffed=True)
-                          if not opts["input_format"] and fmt in ("csv", "tsv") and format_by_name(f) is None
+                          if not (opts["input_format"] or opts.get("delimiter")) and fmt in ("csv", "tsv")
+                          and format_by_name(f) is None
                           else self.read_opts for f, fmt in zip(self.files, self.formats)]
         self.text_field, self.id_field = opts["text_field"], opts["id_field"]
         self._check_fields_apply(list(given))

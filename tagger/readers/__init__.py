@@ -56,7 +56,8 @@ def format_by_name(path: str) -> str | None:
     return EXTENSIONS.get(suffixes[-1] if suffixes else "")
 
 
-def detect_format(path: str, override: str | None = None, sniff: bool = False, encoding: str | None = None) -> str:
+def detect_format(path: str, override: str | None = None, sniff: bool = False, encoding: str | None = None,
+                  delimiter: str | None = None) -> str:
     """The input format of ``path``: ``override`` if given, else by extension (``.gz``
     stripped first: ``.txt``, ``.jsonl``, ``.json``, ``.csv``, ``.tsv``, ``.bib``, ``.ris``,
     ``.nbib``, ...); ``-`` and unknown extensions read as plain text.  With ``sniff``, the
@@ -66,9 +67,14 @@ def detect_format(path: str, override: str | None = None, sniff: bool = False, e
     :class:`InputError` saying what to do; ``-`` and unknown extensions also JSON, BibTeX
     and a CSV or TSV header row), and ``.json``/``.jsonl`` to tell JSON Lines
     from an array or pretty-printed objects (a ``.json`` file of one object per line is
-    JSON Lines)."""
+    JSON Lines).  A ``delimiter`` (``--delimiter``) makes ``-`` and unknown extensions
+    ``csv`` (a PDF or another document still an :class:`InputError`): it names a table's."""
     if override:
         return override
+    if delimiter and format_by_name(path) is None:
+        if sniff:
+            _refuse_documents(path, encoding)
+        return "csv"
     if path == "-":
         return sniff_format(path, None, encoding) if sniff else "txt"
     fmt = format_by_name(path)

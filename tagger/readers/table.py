@@ -44,6 +44,19 @@ def tsv_unescape(cell: str) -> str:
     return _TSV_ESCAPE.sub(lambda m: _TSV_CHARS[m.group(1)], cell) if "\\" in cell else cell
 
 
+def check_delimiter(delimiter: str) -> str:
+    """``delimiter`` (``--delimiter``) if a CSV file can be read and written with it; raises
+    :class:`InputError` (one line) for ``"``, the character cells are quoted with, and for a
+    line break, which ends a row."""
+    if delimiter == '"':
+        raise InputError("--delimiter '\"': the delimiter cannot be the quote character '\"', which CSV cells are "
+                         "quoted with; name another (e.g. --delimiter '|')")
+    if delimiter in ("\n", "\r"):
+        raise InputError(f"--delimiter {delimiter!r}: a line break ends a row, it cannot separate cells; "
+                         "name another (e.g. --delimiter '|')")
+    return delimiter
+
+
 def sniff_delimiter(header: str, default: str = ",") -> str:
     """The delimiter of a CSV file by its header row: ``;`` or ``,`` (``csv.Sniffer``),
     ``default`` when the row does not tell (a single column)."""
@@ -241,7 +254,7 @@ def _csv_rows(path: str, lines, opts: ReadOptions, dialect: dict | None = None):
     first = next(it, None)
     if first is None:
         return
-    delimiter = opts.delimiter or sniff_delimiter(first)
+    delimiter = check_delimiter(opts.delimiter) if opts.delimiter else sniff_delimiter(first)
     if dialect is not None:
         dialect["delimiter"] = delimiter
 
