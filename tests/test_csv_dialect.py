@@ -241,3 +241,43 @@ def test_a_delimiter_makes_stdin_a_table(tmp_path_factory, delimiter, title):
         assert (rec["id"], rec["title"], rec["abstract"]) == ("z1", title, CNN) and "modality:image" in rec["tags"]
     r = run("label", "--delimiter", delimiter, input=data)  # no -f: the table comes back with its delimiter
     assert r.exit_code == 0 and _rows(r.stdout, delimiter)[0] == ["id", "title", "abstract", "tags", "scores"]
+
+
+# --- Excel's "CSV UTF-8": a BOM and CRLF line endings --------------------------------------
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(delimiter=st.sampled_from([",", ";"]), bom=st.booleans(), crlf=st.booleans(),
+       rows=st.lists(st.tuples(st.from_regex(r"[a-z0-9]{1,6}", fullmatch=True),
+                               st.text(st.sampled_from('ab ,;"\''), max_size=10)), min_size=1, max_size=4))
+def test_csv_output_keeps_the_bom_and_crlf_of_its_csv_input(tmp_path_factory, delimiter, bom, crlf, rows):
+    rows = [[i, t, "x" + CNN] for i, t in rows]
+    nl = "\r\n" if crlf else "\n"
+    p = tmp_path_factory.mktemp("excel") / "in.csv"
+    p.write_bytes(("\ufeff" if bom else "").encode() + _table(delimiter, rows).replace("\n", nl).encode())
+    recs = list(read_records(str(p), "csv", opts=ReadOptions()))
+    out = io.StringIO(newline="")
+    w = Writer(out, "csv", table_format="csv")
+    for r in recs:
+        w.write(r, SimpleNamespace(tags=["modality:image"], scores={"modality:image": 0.9}))
+    w.close()
+    text = out.getvalue()
+    assert text.startswith("\ufeff") == bom and text.count("\ufeff") == int(bom)
+    assert text.endswith(nl) and (text.count("\r\n") == len(rows) + 1 if crlf else "\r" not in text)
+    assert list(csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline=""), delimiter=delimiter)) == [
+        ["id", "title", "abstract", "tags", "scores"]] + [[*row, "modality:image", '{"modality:image": 0.9}'] for row in rows]
+
+
+def test_an_excel_csv_round_trips_with_its_bom_and_crlf(tmp_path):
+    src = tmp_path / "excel.csv"
+    src.write_bytes(b'\xef\xbb\xbfid;title;abstract\r\na;"Nets; deep";' + CNN.encode() + b'\r\nb;"two\nlines";'
+                    + CNN.encode() + b"\r\n")
+    out = tmp_path / "tagged.csv"
+    assert run("label", src, "-o", out).exit_code == 0
+    data = out.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbfid;title;abstract;tags;scores\r\na;\"Nets; deep\";" + CNN.encode() + b";")
+    assert data.count(b"\r\n") == 3 and data.endswith(b"\r\n") and b'b;"two\nlines";' in data
+    for args in (["label", src], ["label", "-"], ["filter", "modality:image", src]):
+        r = CliRunner().invoke(cli, [str(a) for a in args], input=src.read_bytes())
+        assert r.exit_code == 0 and r.stdout_bytes == data
+    r = run("label", src, "-f", "tsv")  # TSV is PostgreSQL's text format: no BOM, '\n'
+    assert r.exit_code == 0 and r.stdout_bytes.startswith(b"id\ttitle\tabstract\ttags\tscores\n") and b"\r" not in r.stdout_bytes

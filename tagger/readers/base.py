@@ -79,6 +79,11 @@ class Record:
     block: str | None = None
     #: CSV input: the delimiter its file was read with, which a CSV written from it keeps
     delimiter: str | None = None
+    #: CSV input: its file started with a UTF-8 BOM (Excel's "CSV UTF-8"), which a CSV written
+    #: from it keeps
+    bom: bool = False
+    #: CSV input: its header row's line ending (``"\r\n"``: Excel's), which a CSV written from it keeps
+    newline: str | None = None
 
     def id(self, id_field: str = "id") -> str:
         """The record's id: its ``id_field`` value, else that of the id column the table reader

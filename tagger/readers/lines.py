@@ -22,6 +22,10 @@ class _Lines:
         self._blocks = self.source.blocks(CHUNK_BYTES, limit)
         self._ready: list[bytes] = []  # lines of the current block not yet taken, last first
         self._waits = False  # the current block ended where the pipe went silent
+        #: the first line started with a UTF-8 BOM (dropped from its text)
+        self.bom = False
+        #: how the first line ended: ``"\r\n"``, ``"\n"``, or None (no line break)
+        self.newline: str | None = None
 
     def _next_line(self) -> bytes:
         """The next line with its line break (the last may have none); empty at the end."""
@@ -69,8 +73,10 @@ class _Lines:
                     if not self.lenient:
                         raise InputError(bad)
                     self.bad[n] = bad.split(": ", 1)[1]
-                if n == 1 and text.startswith("\ufeff"):
-                    text = text[1:]
+                if n == 1:
+                    self.newline = "\r\n" if text.endswith("\r\n") else "\n" if text.endswith("\n") else None
+                    if text.startswith("\ufeff"):
+                        text, self.bom = text[1:], True
                 yield n, text if self.ends else text.rstrip("\r\n")
         finally:
             self.source.close()

@@ -3,8 +3,10 @@
 CSV is read by the standard library's ``csv`` module (quoted cells may span lines; cells of
 any length); its delimiter is ``,`` unless ``--delimiter`` names another or the header row
 is ``;``-separated (European Excel exports; sniffed with ``csv.Sniffer``); cells are quoted
-with ``"``.  Each record carries the delimiter (``Record.delimiter``), so that a CSV written
-from it keeps it (:class:`tagger.writers.table.TableWriter`).  TSV is
+with ``"``.  Each record carries the delimiter (``Record.delimiter``), whether the file
+started with a UTF-8 BOM (``Record.bom``) and its header row's line ending
+(``Record.newline``), so that a CSV written from it keeps them
+(:class:`tagger.writers.table.TableWriter`).  TSV is
 PostgreSQL's text format: one row per line, cells separated by tabs, never quoted, with
 ``\\t``, ``\\n``, ``\\r`` and ``\\\\`` standing for a tab, line feed, carriage return and
 backslash (the escapes ``tagger``'s TSV output writes).  Without a header row
@@ -160,6 +162,8 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
     except InputError as e:
         raise InputError(f"{e}{hint}") from None
     delimiter = dialect.get("delimiter")
+    # a CSV written from this one keeps its delimiter, BOM and line ending (Excel's ';', BOM and CRLF)
+    style = dict(delimiter=delimiter, bom=lines.bom, newline=lines.newline) if fmt == "csv" else {}
     if opts.header:
         if len(set(header)) != len(header):
             dup = sorted({h for h in header if header.count(h) > 1})
@@ -195,10 +199,10 @@ def read(path: str, opts: ReadOptions = ReadOptions(), fmt: str = "csv", lines=N
                 err += hint
             if not opts.lenient:
                 raise InputError(f"{path}:{at}: {err}")
-            yield Record({}, n, at, path, f"{stem}:{n}", err, delimiter=delimiter)
+            yield Record({}, n, at, path, f"{stem}:{n}", err, **style)
             continue
         # the table keeps exactly its own columns; a missing id is only Record.default_id
-        yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}", id_column=alias, delimiter=delimiter)
+        yield Record(dict(zip(header, row)), n, start, path, f"{stem}:{n}", id_column=alias, **style)
 
 
 def _name_columns(path: str, text: str, title: str | None, rid: str | None) -> None:

@@ -4,7 +4,9 @@ For CSV/TSV input, the input table with every column kept plus ``tags`` (joined 
 and ``scores`` (JSON); for other inputs, ``tsv`` is one header-less row ``id<TAB>tags`` per
 record and ``csv`` has the columns ``id,tags,scores``.  CSV is written by the ``csv``
 module (cells quoted with ``"`` where needed), with the delimiter of the CSV input it comes
-from (``;`` stays ``;``: ``Record.delimiter`` of the first record written), else ``,``.  TSV is PostgreSQL's text format: never quoted; a tab,
+from (``;`` stays ``;``: ``Record.delimiter`` of the first record written), else ``,``, and
+its UTF-8 BOM and CRLF line endings, if it had them (``Record.bom``, ``Record.newline``:
+Excel's "CSV UTF-8" round-trips).  TSV is PostgreSQL's text format: never quoted; a tab,
 line feed, carriage return or backslash in a value is written ``\\t``, ``\\n``, ``\\r``,
 ``\\\\`` (what the TSV reader decodes).
 """
@@ -56,7 +58,10 @@ class TableWriter:
             if self.fmt == "csv":
                 import csv
 
-                self._csv = csv.writer(self.fh, delimiter=rec.delimiter or ",", quotechar='"', lineterminator="\n")
+                if rec.bom:
+                    self.fh.write("\ufeff")
+                self._csv = csv.writer(self.fh, delimiter=rec.delimiter or ",", quotechar='"',
+                                       lineterminator="\r\n" if rec.newline == "\r\n" else "\n")
             self._row(self._header)
         self._row([_flat(row.get(k, "")) for k in self._header])
 
