@@ -126,3 +126,37 @@ def test_the_same_columns_in_another_order_are_written_in_the_first_ones(tmp_pat
     rows = list(csv.DictReader(io.StringIO((d / "out.csv").read_text(encoding="utf-8"))))
     assert list(rows[0]) == [*first, "tags", "scores"]
     assert [{k: row[k] for k in first} for row in rows] == [{k: A_ROW[k] for k in first}, {k: B_ROW[k] for k in first}]
+
+
+# --- an output without rows -----------------------------------------------------------------
+
+def test_a_table_without_rows_still_has_its_header_row(tmp_path):
+    head = tmp_path / "head.csv"
+    head.write_bytes(b"\xef\xbb\xbfid;title;abstract\r\n")  # Excel's, with no row yet
+    want = b"\xef\xbb\xbfid;title;abstract;tags;scores\r\n"
+    out = tmp_path / "out.csv"
+    r = run("label", head, "-o", out)
+    assert r.exit_code == 0 and out.read_bytes() == want
+    for args, given in ((["label", head], None), (["label", "-"], head.read_bytes()), (["filter", "method:cnn", head], None)):
+        r = CliRunner().invoke(cli, [str(a) for a in args], input=given)
+        assert r.stdout_bytes == want and r.exit_code == (1 if args[0] == "filter" else 0)
+    tsv = tmp_path / "head.tsv"
+    tsv.write_text("id\ttags\tabstract\n", encoding="utf-8")  # a 'tags' column is not added twice
+    assert run("label", tsv).stdout == "id\ttags\tabstract\tscores\n"
+
+
+def test_a_filter_that_keeps_nothing_writes_the_header_row(tmp_path):
+    src = _csv(tmp_path / "a.csv", ["id", "title", "abstract"], [A_ROW])
+    r = run("filter", "modality:audio", src)
+    assert (r.exit_code, r.stdout) == (1, "id,title,abstract,tags,scores\n")
+    r = run("filter", "modality:audio", src, "--no-header", "--text-column", "3")  # columns by number, as rows have
+    assert (r.exit_code, r.stdout) == (1, "1,2,3,tags,scores\n")
+    jl = tmp_path / "a.jsonl"
+    jl.write_text(json.dumps(A_ROW) + "\n", encoding="utf-8")
+    r = run("filter", "modality:audio", jl, "-f", "csv")  # CSV of other input: id,tags,scores
+    assert (r.exit_code, r.stdout) == (1, "id,tags,scores\n")
+    r = run("filter", "modality:audio", jl, "-f", "tsv")  # header-less id<TAB>tags rows: nothing
+    assert (r.exit_code, r.stdout) == (1, "")
+    (tmp_path / "zero.csv").write_bytes(b"")  # no header to write
+    r = run("label", tmp_path / "zero.csv")
+    assert (r.exit_code, r.stdout) == (0, "")

@@ -24,9 +24,8 @@ def make_writer(fh, fmt, model, inputs, target, opts, rows: bool = True):
     written (not only counted)."""
     from ..writers import Writer
 
-    if rows and fmt in ("csv", "tsv") and len(inputs.files) > 1:
-        inputs.table_head()
-    return Writer(fh, fmt, model.facets, inputs.table_format, opts["id_field"], text_field=opts["text_field"],
+    head = inputs.table_head() if rows and fmt in ("csv", "tsv") else None  # the header of an output without rows
+    return Writer(fh, fmt, model.facets, inputs.table_format, opts["id_field"], head, text_field=opts["text_field"],
                   title_field=opts["title_field"], titles=fmt == "text" and target.is_terminal())
 
 

@@ -299,10 +299,13 @@ def reader(path: str, fmt: str = "csv", opts: ReadOptions = ReadOptions()):
 @dataclass
 class TableHead:
     """The header row of a CSV or TSV input as :func:`read` reads it: ``columns`` (numbers from
-    ``"1"`` without a header row) and, for CSV, the ``delimiter``."""
+    ``"1"`` without a header row) and, for CSV, the ``delimiter``, whether the input starts
+    with a UTF-8 ``bom`` and its first line's ``newline`` (as ``Record`` has them)."""
 
     columns: list
     delimiter: str | None = None
+    bom: bool = False
+    newline: str | None = None
 
 
 def read_head(path: str, fmt: str = "csv", opts: ReadOptions = ReadOptions()) -> TableHead | None:
@@ -319,8 +322,10 @@ def read_head(path: str, fmt: str = "csv", opts: ReadOptions = ReadOptions()) ->
         except (OSError, EOFError, InputError, ValueError):
             return None
         whole = head.count(b"\n") < lines and len(head) < size
+        bom = head.startswith(b"\xef\xbb\xbf")
         text = head.removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
         rows = text.split("\n")
+        newline = None if len(rows) == 1 else "\r\n" if rows[0].endswith("\r") else "\n"
         if not whole:
             rows.pop()  # a line cut short
         if not rows or (len(rows) == 1 and not rows[0]):
@@ -335,7 +340,7 @@ def read_head(path: str, fmt: str = "csv", opts: ReadOptions = ReadOptions()) ->
             except csv.Error:  # a quoted name over lines past what was read, or a bad header row
                 cells = None
             if cells is not None:
-                return TableHead(_numbered(cells, opts), delimiter)
+                return TableHead(_numbered(cells, opts), delimiter, bom, newline)
             if whole:
                 return None
         if size >= limit:

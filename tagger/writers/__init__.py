@@ -69,13 +69,14 @@ class Writer:
 
     ``facets`` is the model's ``[(facet id, kind, labels)]`` (for grouping ``text`` output);
     ``table_format`` is ``"csv"``/``"tsv"`` when the input was a table (then ``csv``/``tsv``
-    output keeps every column); ``id_field`` names the id field; ``renderer_kw`` go to the
-    :class:`Renderer`.  ``count`` is the number of records written so far.  Raises
+    output keeps every column; ``table_head``, its
+    :class:`~tagger.readers.table.TableHead`, gives an output without rows its header row);
+    ``id_field`` names the id field; ``renderer_kw`` go to the :class:`Renderer`.  ``count`` is the number of records written so far.  Raises
     ValueError for an unknown format.
     """
 
     def __init__(self, fh, fmt: str, facets=(), table_format: str | None = None, id_field: str = "id",
-                 **renderer_kw):
+                 table_head=None, **renderer_kw):
         if fmt not in OUTPUT_FORMATS:
             raise ValueError(f"unknown output format {fmt!r}")
         self.fh, self.fmt, self.facets = fh, fmt, list(facets)
@@ -91,7 +92,7 @@ class Writer:
         elif table:
             from .table import TableWriter
 
-            self._table = TableWriter(fh, fmt, bool(table_format), id_field)
+            self._table = TableWriter(fh, fmt, bool(table_format), id_field, table_head)
         #: the per-record renderer, or None for table output (csv, and tsv of a table)
         self.renderer = None if table else Renderer(fmt, facets, id_field, **renderer_kw)
 
@@ -119,10 +120,11 @@ class Writer:
         self.count += n
 
     def close(self) -> None:
-        """Finish the output (closes the JSON array); does not close ``fh``."""
+        """Finish the output (closes the JSON array; a table without rows gets its header
+        row); does not close ``fh``."""
         if self.fmt == "json":
             self.fh.write("[]\n" if self.count == 0 else "\n]\n")
-        elif self.fmt == "parquet":
+        elif self._table is not None:
             self._table.close()
 
 

@@ -41,10 +41,14 @@ def render_row(rec, pred, renderer) -> str:
 
 
 class TableWriter:
-    """Writes the rows of ``csv`` or ``tsv`` output with a header row (module docstring)."""
+    """Writes the rows of ``csv`` or ``tsv`` output with a header row (module docstring).
 
-    def __init__(self, fh, fmt: str, table_input: bool, id_field: str = "id"):
-        self.fh, self.fmt, self.table_input, self.id_field = fh, fmt, table_input, id_field
+    ``head``: the :class:`~tagger.readers.table.TableHead` of the (first) table input, whose
+    columns make the header row of an output without rows (an empty table, a filter that
+    keeps nothing); None when unknown (then such an output of a table is empty)."""
+
+    def __init__(self, fh, fmt: str, table_input: bool, id_field: str = "id", head=None):
+        self.fh, self.fmt, self.table_input, self.id_field, self.head = fh, fmt, table_input, id_field, head
         self._header = None
         self._csv = None
 
@@ -54,16 +58,33 @@ class TableWriter:
         row["tags"] = ";".join(pred.tags)
         row["scores"] = json.dumps(pred.scores, ensure_ascii=False)
         if self._header is None:
-            self._header = list(row)
-            if self.fmt == "csv":
-                import csv
-
-                if rec.bom:
-                    self.fh.write("\ufeff")
-                self._csv = csv.writer(self.fh, delimiter=rec.delimiter or ",", quotechar='"',
-                                       lineterminator="\r\n" if rec.newline == "\r\n" else "\n")
-            self._row(self._header)
+            self._start(list(row), rec)
         self._row([_flat(row.get(k, "")) for k in self._header])
+
+    def close(self) -> None:
+        """The header row of an output without rows: the input table's columns plus ``tags``
+        and ``scores`` (``id,tags,scores`` for CSV of other input; header-less TSV has none)."""
+        if self._header is not None:
+            return
+        if not self.table_input:
+            if self.fmt == "csv":
+                self._start(["id", "tags", "scores"], None)
+        elif self.head is not None:
+            cols = list(self.head.columns)
+            self._start(cols + [c for c in ("tags", "scores") if c not in cols], self.head)
+
+    def _start(self, header: list, style) -> None:
+        """Write the header row; ``style``: the first record (or the input's TableHead), whose
+        delimiter, BOM and line ending a CSV of CSV keeps."""
+        self._header = header
+        if self.fmt == "csv":
+            import csv
+
+            if getattr(style, "bom", False):
+                self.fh.write("\ufeff")
+            self._csv = csv.writer(self.fh, delimiter=getattr(style, "delimiter", None) or ",", quotechar='"',
+                                   lineterminator="\r\n" if getattr(style, "newline", None) == "\r\n" else "\n")
+        self._row(header)
 
     def _row(self, cells) -> None:
         if self._csv is not None:
