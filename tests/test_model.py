@@ -290,11 +290,17 @@ def test_a_model_using_a_removed_option_says_retrain(small_model_dir, corpus_rec
         fit_tfidf(texts, {"negation": True})  # training no longer takes them either
     top = tmp_path / "top"  # another version's key at the top of features.json: plain words, no class name
     shutil.copytree(small_model_dir, top)
-    (top / "features.json").write_text(json.dumps({**features, "negation": False, "zeta": 1}))
+    (top / "features.json").write_text(json.dumps({**features, "negation": False, "zeta": 1, "eta": 2}))
     with pytest.raises(ModelError) as err:
         Model.load(top)
     assert str(err.value) == (f"{top}: damaged model files (features.json has fields this version of tagger does "
-                              "not know: negation, zeta); retrain with `tagger train`")
+                              "not know: eta, zeta); retrain with `tagger train`")
+    (top / "features.json").write_text(json.dumps({**features, "negation": True, "char": 0}))
+    with pytest.raises(ModelError, match=r"^\S+top: the model uses the feature option negation \(features.json\), "
+                                         r"whose code was removed from this tagger: please retrain with `tagger train`$"):
+        Model.load(top)
+    (top / "features.json").write_text(json.dumps({**features, "negation": False, "char": 0}))
+    assert np.array_equal(Model.load(top).predict_proba(texts), want)
 
 
 def test_a_missing_or_damaged_booster_is_a_model_error(small_model_dir, tmp_path):
@@ -343,3 +349,24 @@ def test_linear_base_file_is_int8_per_term_and_memory_mapped(tmp_path):
     np.savez_compressed(old / "linear.npz", W=W, b=b)
     W3, b3 = load_linear(old / "linear.npz")
     assert W3.dtype == np.float64 and np.array_equal(W3, W) and np.array_equal(b3, b)
+
+
+@pytest.mark.parametrize("manifest, message", [
+    ([], "unreadable manifest (a JSON list, not an object); retrain with `tagger train`"),
+    ({"format_version": "1"}, 'model format "1", but this tagger reads format 1: please retrain with `tagger train`'),
+    ({}, "the manifest has no format_version: please retrain with `tagger train`"),
+])
+def test_a_manifest_of_another_shape_is_one_line(small_model_dir, tmp_path, manifest, message):
+    """A manifest that is no object, or whose format is a string or missing: one line that does
+    not contradict itself, never an internal error."""
+    import shutil
+
+    d = tmp_path / "odd"
+    shutil.copytree(small_model_dir, d)
+    old = json.loads((d / "manifest.json").read_text())
+    if isinstance(manifest, dict):
+        manifest = {**{k: v for k, v in old.items() if k != "format_version"}, **manifest}
+    (d / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelError) as err:
+        Model.load(d)
+    assert str(err.value).endswith(message) and "\n" not in str(err.value)

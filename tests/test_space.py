@@ -103,6 +103,16 @@ def test_projection_equals_scipy_product(built, docs, weight):
 def test_load_errors(tmp_path, built):
     with pytest.raises(SpaceError, match="not a text space"):
         TextSpace.load(tmp_path)
+    with pytest.raises(SpaceError, match=r"^\S+nowhere: no such directory \(a text space is a directory written by"):
+        TextSpace.load(tmp_path / "nowhere")
+    (tmp_path / "f.bib").write_text("@article{a,}")
+    with pytest.raises(SpaceError, match=r"f.bib: a file, not a text space directory"):
+        TextSpace.load(tmp_path / "f.bib")
+    model = tmp_path / "model"
+    shutil.copytree(built_dir(built), model / "space")
+    (model / "manifest.json").write_text("{}")
+    with pytest.raises(SpaceError, match=rf"model: a model directory, not a text space; its space is {model / 'space'}$"):
+        TextSpace.load(model)
     d = tmp_path / "s"
     shutil.copytree(built_dir(built), d)
     data = json.loads((d / "space.json").read_text())
@@ -250,6 +260,21 @@ def test_space_weight_and_linear_only_are_recorded_and_restored(tmp_path, texts)
     (out / "manifest.json").write_text(json.dumps(data))
     old = Model.load(out)
     assert old.space.weight == 1.0 and np.abs(old.predict_proba(docs) - P).max() > 1e-6
+    from tagger.model import ModelError
+
+    for bad in (0, -1, "0.5", None, float("nan")):  # a damaged manifest: one line, not a model reading nonsense
+        (out / "manifest.json").write_text(json.dumps({**data, "space": {**data["space"], "weight": bad}}))
+        with pytest.raises(ModelError, match=r"damaged model files \(the manifest's space is not a space with a "
+                                             r"positive weight\); retrain"):
+            Model.load(out)
+    (out / "manifest.json").write_text(json.dumps({**data, "space": "ppmi"}))
+    with pytest.raises(ModelError, match="not a space with a positive weight"):
+        Model.load(out)
+    (out / "manifest.json").write_text(json.dumps(data))
+    (out / "space" / "SHA256").write_text("z" * 64 + "\n")
+    with pytest.raises(ModelError, match=r"text space is missing or damaged \(.*SHA256: not a sha256 \(64 "
+                                         r"hexadecimal digits\)\); please retrain"):
+        Model.load(out)
 
 
 def test_space_weight_and_trees_options(tmp_path, texts):
@@ -271,10 +296,14 @@ def test_space_weight_and_trees_options(tmp_path, texts):
     assert info["weight"] == 0.5 and info["in_trees"] is False
     for opt in (["--space-weight", "0.5"], ["--no-space-trees"]):
         r = run("--out", str(tmp_path / "x"), *opt)
-        assert r.exit_code == 2 and r.output.startswith("tagger: error: --space-") and "needs a text space" in r.output, r.output
+        assert r.exit_code == 2 and r.output.startswith(f"tagger: error: {opt[0]} needs a text space"), r.output
         assert not (tmp_path / "x").exists()
-    r = run("--out", str(tmp_path / "x"), "--space", str(sp_dir), "--space-weight", "0")
-    assert r.exit_code == 2 and "--space-weight" in r.output
+    for bad in ("0", "-1", "nan", "inf", "1e400"):
+        r = run("--out", str(tmp_path / "x"), "--space", str(sp_dir), "--space-weight", bad)
+        assert r.exit_code == 2 and "--space-weight" in r.output and "Traceback" not in r.output, (bad, r.output)
+        assert not (tmp_path / "x").exists()
+    r = run("--out", str(tmp_path / "x"), "--space", "none", "--no-space-trees")
+    assert r.exit_code == 2 and "tagger: error: --no-space-trees needs a text space" in r.output, r.output
 
 
 def test_cross_validation_reads_the_weighted_space_in_worker_processes(tmp_path, texts):
@@ -322,3 +351,76 @@ def test_space_build_command_reads_pools_and_gives_the_same_bytes_twice(tmp_path
     r = CliRunner().invoke(cli, ["space", "build", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "s3")])
     assert r.exit_code != 0 and "missing.jsonl" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "s3").exists()
+
+
+def test_retrain_with_another_space_setting_drops_the_card_and_the_old_copy(tmp_path, texts):
+    """The card is kept only when the model reads the same space the same way; a retrain
+    without a space leaves the old model's own copy of its space behind with the old model."""
+    from tagger.model.training import train
+    from tagger.resources import packaged
+    from tagger.taxonomy import load_taxonomy
+
+    tax = load_taxonomy(packaged("taxonomy.yaml"))
+    sp_dir = tmp_path / "sp"
+    build_space(texts, k=8, kind="ppmi", min_df=2).save(sp_dir)
+    out, recs = tmp_path / "m", small_records(60)
+
+    def run(weight=None, trees=None, space=True):
+        sp = None
+        if space:
+            sp = TextSpace.load(sp_dir)
+            sp.location, sp.weight = "model", weight or 1.0
+        train(recs, tax, out, num_rounds=3, threshold_folds=0, space=sp, space_in_trees=trees)
+        (out / "README.md").write_text("# Model card: figures of this setting\n") if not (out / "README.md").exists() else None
+        return (out / "README.md").read_text()
+
+    run(0.5, False)
+    assert (out / "README.md").exists()
+    run(0.5, False)  # the same setting: the card stays
+    assert (out / "README.md").read_text().startswith("# Model card: figures of this setting")
+    (out / "README.md").write_text("# Model card: weight 0.5\n")
+    run(0.7, False)
+    assert (out / "README.md").read_text() == "# Model card: figures of this setting\n"  # dropped, then rewritten by run
+    (out / "README.md").write_text("# Model card: weight 0.7\n")
+    run(0.7, True)
+    assert (out / "README.md").read_text() != "# Model card: weight 0.7\n"
+    assert (out / "space" / "SHA256").is_file()
+    run(space=False)
+    assert not (out / "space").exists() and "space" not in json.loads((out / "manifest.json").read_text())
+
+
+def test_evaluate_records_the_space_and_checks_the_card(tmp_path, texts):
+    """`evaluate --space DIR --space-weight W --no-space-trees`: the report's heading and --json
+    say which space at which weight; --card of a model trained another way is refused before
+    the run; --test refuses the space options."""
+    from click.testing import CliRunner
+
+    from tagger.cli import cli
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({**r, "annotator": "t"}) + "\n" for r in small_records(60)))
+    sp_dir = tmp_path / "sp"
+    sha = build_space(texts, k=8, kind="ppmi", min_df=2).save(sp_dir)
+    base = ["--corpus", str(corpus), "--no-bib-eval", "--folds", "2"]
+    sp_opts = ["--space", str(sp_dir), "--space-weight", "0.5", "--no-space-trees"]
+    r = CliRunner().invoke(cli, ["train", *base[:2], "--rounds", "3", "--folds", "0", "--out", str(tmp_path / "m"),
+                                 *sp_opts])
+    assert r.exit_code == 0, r.output
+    ev = lambda *a: CliRunner().invoke(cli, ["evaluate", *base, *a])  # noqa: E731
+    r = ev(*sp_opts, "--json", str(tmp_path / "e.json"), "--card", str(tmp_path / "m"), "--html", str(tmp_path / "e.html"))
+    assert r.exit_code == 0, r.output
+    assert r.stdout.startswith(f"The tagger read text space ppmi {sha[:12]} (8 components) at weight 0.5, "
+                               "linear base only.\n\n== whole corpus: 60 documents, 2-fold cross-validation\n")
+    assert f"the tagger reading text space ppmi {sha[:12]} (8 components) at weight 0.5, linear base only" in (
+        tmp_path / "e.html").read_text()
+    res = json.loads((tmp_path / "e.json").read_text())
+    assert res["space"] == {"sha256": sha, "kind": "ppmi", "k": 8, "weight": 0.5, "in_trees": False}
+    card = (tmp_path / "m" / "README.md").read_text()
+    r = ev("--card", str(tmp_path / "m"))
+    assert r.exit_code == 2 and r.output == (
+        f"tagger: error: --card {tmp_path / 'm'}: the model reads the 8 components of text space ppmi {sha[:12]} at "
+        "weight 0.5 (linear base only), but this evaluation reads no text space; give evaluate the model's "
+        "--space options\n")
+    assert (tmp_path / "m" / "README.md").read_text() == card
+    r = ev("--test", str(corpus), "--space-weight", "0.5")
+    assert r.exit_code == 2 and "--space-weight goes with cross-validation; --test scores the model as it was trained" in r.output

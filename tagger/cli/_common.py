@@ -57,8 +57,8 @@ def space_options(what: str):
         fn = click.option("--space-trees/--no-space-trees", "space_trees", default=None,
                           help="Whether the LightGBM boosters read the space's components too, or only the "
                                "linear base [default: the boosters too].")(fn)
-        fn = click.option("--space-weight", "space_weight", type=click.FloatRange(0, min_open=True), default=None,
-                          metavar="W", help="Scale of the space's unit-norm components beside the TF-IDF row "
+        fn = click.option("--space-weight", "space_weight", type=click.FloatRange(0, 100, min_open=True),
+                          default=None, metavar="W", callback=_finite, help="Scale of the space's unit-norm components beside the TF-IDF row "
                                             "[default: 1].")(fn)
         fn = click.option("--space", "space_dir", metavar="DIR|package|none", default=None,
                           help="Text space whose components the model reads beside its terms: a directory "
@@ -66,6 +66,12 @@ def space_options(what: str):
                                f"{what}.")(fn)
         return fn
     return deco
+
+
+def _finite(ctx, param, value):
+    if value is not None and value != value:  # nan passes FloatRange's comparisons
+        raise click.BadParameter("must be a number, not nan")
+    return value
 
 
 def _delimiter(ctx, param, value):

@@ -57,6 +57,13 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
 
     if first is not None and test_file:
         raise TaggerError("--first goes with cross-validation, not --test")
+    given = [o for o, v in (("--space", space_dir), ("--space-weight", space_weight),
+                            ("--space-trees" if space_trees else "--no-space-trees", space_trees)) if v is not None]
+    if given and test_file:
+        raise TaggerError(f"{given[0]} goes with cross-validation; --test scores the model as it was trained")
+    from ..model.space import resolve_training_space, same_setting, space_setting
+
+    space = None if test_file else resolve_training_space(space_dir, None, space_weight, space_trees)
     # every file written after the long part: refused now, not after it
     for out_path, option in ((json_out, "--json"), (per_label, "--per-label"), (html_out, "--html")):
         if out_path:
@@ -67,8 +74,16 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
     else:
         tax = load_taxonomy(taxonomy_path(taxonomy))
     if card:
-        Model.load(card, tax)  # fail now, not after the cross-validation
+        carded = Model.load(card, tax).manifest  # fail now, not after the cross-validation
         check_output_path(os.path.join(card, "README.md"), "--card")
+        if not test_file and not same_setting(carded.get("space"), space_setting(space, space_trees)):
+            from ..model.modeldir import space_words
+
+            def reads(sp):
+                return "reads" + space_words({"space": sp})[4:] if sp else "reads no text space"
+
+            raise TaggerError(f"--card {card}: the model {reads(carded.get('space'))}, but this evaluation "
+                              f"{reads(space_setting(space, space_trees))}; give evaluate the model's --space options")
     if learning_curve:
         from ..evaluation.html import load_learning_curve
 
@@ -97,9 +112,6 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
     if test_file:
         result = evaluate_model(Model.load(model_dir(model), tax), records, tax, bib_eval, note)
     else:
-        from ..model.space import resolve_training_space
-
-        space = resolve_training_space(space_dir, None, space_weight, space_trees)
         steps = Progress(f"{folds}-fold cross-validation")
         try:
             result = cross_validate(records, tax, k=folds, seed=seed, baseline=baseline, progress=steps,

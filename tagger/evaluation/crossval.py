@@ -209,7 +209,10 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
                                 f"fold {fold} of {k}: all systems")
     finally:
         _G.clear()
-    out = {"folds": k, "documents": len(records), "uniform_documents": int(uniform.sum())}
+    from ..model.space import space_setting
+
+    out = {"folds": k, "documents": len(records), "uniform_documents": int(uniform.sum()),
+           "space": space_setting(space, space_in_trees)}
     masks = parts(records, first)
     for s in systems:
         out[s] = {

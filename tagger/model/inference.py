@@ -113,9 +113,15 @@ class Model:
             manifest = json.loads(mf.read_text(encoding="utf-8"))
         except (ValueError, OSError) as e:
             raise ModelError(f"{mf}: unreadable manifest ({e}); retrain with `tagger train`") from None
+        if not isinstance(manifest, dict):
+            raise ModelError(f"{mf}: unreadable manifest (a JSON {type(manifest).__name__}, not an object); "
+                             "retrain with `tagger train`")
         fmt = manifest.get("format_version")
-        if fmt != MODEL_FORMAT:
-            raise ModelError(f"{path}: model format {fmt}, but this tagger reads format {MODEL_FORMAT}: please retrain with `tagger train`")
+        if fmt is None:
+            raise ModelError(f"{mf}: the manifest has no format_version: please retrain with `tagger train`")
+        if fmt != MODEL_FORMAT or type(fmt) is not int:
+            raise ModelError(f"{path}: model format {json.dumps(fmt)}, but this tagger reads format {MODEL_FORMAT}: "
+                             "please retrain with `tagger train`")
         check_feature_version(path, manifest)
         check_removed_options(path, manifest)
         if taxonomy is not None and manifest.get("taxonomy_fingerprint") != taxonomy.fingerprint():

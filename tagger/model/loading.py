@@ -33,7 +33,7 @@ def check_removed_options(path, manifest: dict) -> None:
     (fixtures/README.md, "Second round"): the label-dependency second stage (``stage2.npz``,
     or ``stage2`` in the manifest's parameters) or an optional feature (negation scope, cue
     bigrams, title or claim namespaces, character n-grams) that ``features.json`` turns on in
-    its ``extra``.  An ``extra`` with all of them off, or none, is fine: such a model reads
+    its ``extra`` or at its top level.  All of them off, or none, is fine: such a model reads
     text as this code does.  An unreadable ``features.json`` is left to the loading after."""
     import json
     from pathlib import Path
@@ -43,14 +43,19 @@ def check_removed_options(path, manifest: dict) -> None:
     params = manifest.get("parameters")
     if (path / "stage2.npz").exists() or (isinstance(params, dict) and params.get("stage2")):
         used.append("the label-dependency second stage (stage2)")
+    from .features import REMOVED_OPTIONS
+
     try:
-        raw = (path / "features.json").read_bytes()
-        extra = json.loads(raw).get("extra") if b'"extra"' in raw else None  # most models: no parse here
-    except (OSError, ValueError, AttributeError):
-        extra = None
-    if isinstance(extra, dict) and any(extra.values()):
-        used.append("the feature option" + ("s " if sum(map(bool, extra.values())) > 1 else " ")
-                    + ", ".join(k for k, v in sorted(extra.items()) if v) + " (features.json)")
+        data = json.loads((path / "features.json").read_bytes())  # a few kB
+    except (OSError, ValueError):
+        data = None
+    on = {}
+    if isinstance(data, dict):
+        extra = data.get("extra")
+        for where in (extra if isinstance(extra, dict) else {}, data):  # under "extra", or at the top
+            on.update({k: v for k, v in where.items() if v and (where is extra or k in REMOVED_OPTIONS)})
+    if on:
+        used.append("the feature option" + ("s " if len(on) > 1 else " ") + ", ".join(sorted(on)) + " (features.json)")
     if used:
         raise ModelError(f"{path}: the model uses {' and '.join(used)}, whose code was removed from this "
                          "tagger: please retrain with `tagger train`")
@@ -63,6 +68,12 @@ def load_space(path, manifest: dict):
         return None
     from .space import SpaceError, space_for_model
 
+    info = manifest["space"]
+    weight = info.get("weight", 1.0) if isinstance(info, dict) else None
+    if not isinstance(info, dict) or not isinstance(weight, (int, float)) or isinstance(weight, bool) \
+            or not 0 < weight < float("inf"):
+        raise ModelError(f"{path}: damaged model files (the manifest's space is not a space with a positive "
+                         "weight); retrain with `tagger train`")
     try:
         return space_for_model(path, manifest["space"])
     except SpaceError as e:

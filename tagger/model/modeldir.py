@@ -38,13 +38,16 @@ def save_linear_base(directory, W, b) -> None:
 
 
 def _same_training(old_manifest_path, new: dict) -> bool:
-    """True when the old model was trained on the same corpus, taxonomy and parameters."""
+    """True when the old model was trained on the same corpus, taxonomy and parameters, and
+    read the same text space the same way (or none)."""
     try:
         old = json.loads(Path(old_manifest_path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
+    from .space import same_setting
+
     keys = ("corpus_sha256", "taxonomy_fingerprint", "parameters", "format_version", "feature_version")
-    return all(old.get(k) == new.get(k) for k in keys)
+    return all(old.get(k) == new.get(k) for k in keys) and same_setting(old.get("space"), new.get("space"))
 
 
 def card_header(manifest: dict) -> list[str]:
@@ -85,6 +88,18 @@ def refresh_card(card: str, manifest: dict) -> str:
     return "\n".join(lines)
 
 
+def _own_space(out: Path) -> bool:
+    """Whether ``out/space`` is the old model's own copy of its space (its manifest says
+    ``location`` ``"model"``), which goes with it, rather than a space kept there for others
+    (the packaged ``models/space``)."""
+    try:
+        old = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    sp = old.get("space") if isinstance(old, dict) else None
+    return isinstance(sp, dict) and sp.get("location") == "model"
+
+
 def check_out_dir(out_dir) -> None:
     """Raise :class:`ModelError` unless ``out_dir`` may be (re)written by training: absent, an
     empty directory, or an existing model directory (it has a ``manifest.json``).  Nothing
@@ -108,10 +123,11 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
     """Write all model files of ``fm`` (a :class:`tagger.model.training.FittedModel`) and ``forest``
     (a :class:`tagger.model.forest.Forest`) into a temporary sibling of ``out_dir``, then swap it in.
 
-    Files not produced by training (e.g. a model card ``README.md`` written by
-    ``tagger evaluate --card``) are carried over from the old directory, and so is a text
-    space in its ``space/`` (the packaged model directory holds the packaged space).  A model
-    whose space's ``location`` is ``"model"`` gets a copy of that space in ``space/``.
+    A model card ``README.md`` (``tagger evaluate --card``) is carried over from the old
+    directory when it still describes this training (:func:`_same_training`).  A model whose
+    space's ``location`` is ``"model"`` gets a copy of that space in ``space/``; else an old
+    ``space/`` stays unless it was the old model's own copy (:func:`_own_space`): the packaged
+    model directory holds the packaged space, which ``--space package`` refers to.
     """
     out = Path(out_dir)
     check_out_dir(out)
@@ -132,8 +148,8 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
         space = getattr(fm, "space", None)
         if space is not None and getattr(space, "location", "package") == "model":
             shutil.copytree(space.source, tmp / "space")
-        elif (out / "space").is_dir():
-            shutil.copytree(out / "space", tmp / "space")
+        elif (out / "space").is_dir() and not _own_space(out):
+            shutil.copytree(out / "space", tmp / "space")  # e.g. models/ holds the packaged space: it stays
         with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, ensure_ascii=False, indent=1, sort_keys=True)
             fh.write("\n")

@@ -168,6 +168,12 @@ class TextSpace:
         from .features import TfidfFeatures
 
         p = Path(path)
+        if not p.is_dir():
+            raise SpaceError(f"{p}: " + ("a file, not a text space directory" if p.exists() else "no such directory")
+                             + " (a text space is a directory written by `tagger space build`)")
+        if (p / "manifest.json").is_file() and not (p / "space.json").exists():
+            raise SpaceError(f"{p}: a model directory, not a text space"
+                             + (f"; its space is {p / 'space'}" if (p / "space" / "space.json").is_file() else ""))
         try:
             data = json.loads((p / "space.json").read_text(encoding="utf-8"))
             comp = np.load(p / "components.npy", mmap_mode="r", allow_pickle=False)
@@ -197,7 +203,7 @@ def space_for_model(model_dir, info: dict) -> TextSpace:
     try:
         sha = recorded_sha256(where)
     except SpaceError as e:
-        raise SpaceError(f"{model_dir}: the model's text space is missing ({e}); please retrain with "
+        raise SpaceError(f"{model_dir}: the model's text space is missing or damaged ({e}); please retrain with "
                          "`tagger train`") from None
     if sha != info.get("sha256"):
         raise SpaceError(f"{model_dir}: the model was trained with text space {str(info.get('sha256'))[:12]}, "
@@ -222,8 +228,8 @@ def resolve_training_space(option: str | None, out_dir, weight: float | None = N
     pkg = packaged("models") / "space"
     if option is None or option.lower() == "none":
         if weight is not None or in_trees is not None:
-            raise SpaceError(f"--space-{'weight' if weight is not None else 'trees'} needs a text space "
-                             "(--space DIR or package)")
+            flag = "--space-weight" if weight is not None else ("--space-trees" if in_trees else "--no-space-trees")
+            raise SpaceError(f"{flag} needs a text space (--space DIR or package)")
         return None
     if option.lower() == "package":
         if not (pkg / "SHA256").is_file():
@@ -239,14 +245,32 @@ def resolve_training_space(option: str | None, out_dir, weight: float | None = N
     return space
 
 
+def space_setting(space: "TextSpace | None", in_trees: bool | None) -> dict | None:
+    """What a model or an evaluation records of the text space it reads: ``{"sha256", "kind",
+    "k", "weight", "in_trees"}`` (``in_trees`` None: the default, True), or None for none."""
+    if space is None:
+        return None
+    return {"sha256": space.sha256, "kind": space.kind, "k": space.k, "weight": float(space.weight),
+            "in_trees": True if in_trees is None else bool(in_trees)}
+
+
+def same_setting(a: dict | None, b: dict | None) -> bool:
+    """Whether two recorded settings (a manifest's ``space``, :func:`space_setting`) read the
+    same space the same way (older manifests: weight 1, trees reading it)."""
+    if not a or not b:
+        return not a and not b
+    key = lambda d: (d.get("sha256"), d.get("weight", 1.0), d.get("in_trees", True))  # noqa: E731
+    return key(a) == key(b)
+
+
 def recorded_sha256(path) -> str:
     """The sha256 a space directory's ``SHA256`` file records; raises :class:`SpaceError`."""
     try:
         sha = (Path(path) / "SHA256").read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         raise SpaceError(f"{path}: not a text space (no readable SHA256 file)") from None
-    if len(sha) != 64:
-        raise SpaceError(f"{path}/SHA256: not a sha256")
+    if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+        raise SpaceError(f"{path}/SHA256: not a sha256 (64 hexadecimal digits)")
     return sha
 
 

@@ -238,6 +238,8 @@ def fitted_proba(fm: FittedModel, taxonomy: Taxonomy, texts):
 
 
 def _layout_manifest(fm: FittedModel, taxonomy: Taxonomy, thresholds=None) -> dict:
+    from .space import space_setting
+
     return {
         "format_version": MODEL_FORMAT,
         "feature_version": feature_version(),
@@ -248,10 +250,8 @@ def _layout_manifest(fm: FittedModel, taxonomy: Taxonomy, thresholds=None) -> di
         "thresholds": thresholds or {lb: DEFAULT_THRESHOLD for lb in taxonomy.label_ids},
         "booster_files": {**{lb: f"{lb.replace(':', '__')}.txt.gz" for lb in fm.binary_outputs},
                           **{lb.id: f"{f.id}.txt.gz" for f in taxonomy.facets if f.kind == "exclusive" for lb in f.labels}},
-        **({"space": {"sha256": fm.space.sha256, "kind": fm.space.kind, "k": fm.space.k,
-                      "location": getattr(fm.space, "location", "package"),
-                      "weight": float(getattr(fm.space, "weight", 1.0)),
-                      "in_trees": bool(fm.space_in_trees)}} if fm.space is not None else {}),
+        **({"space": {**space_setting(fm.space, fm.space_in_trees),
+                      "location": getattr(fm.space, "location", "package")}} if fm.space is not None else {}),
     }
 
 
