@@ -31,7 +31,7 @@ def closed_stdout(*args, stdin=None, cwd=None):
 @pytest.mark.parametrize("args, stdin", [
     (["bib", "-"], BIB), (["bib", "--check", "--diff", "-"], BIB), (["bib", "--check", "-"], BIB),
     (["bib", "--diff", "t5.bib"], None), (["bib", "t5.bib"], None), (["bib", "--check", "t5.bib"], None),
-    (["taxonomy", "show"], None), (["taxonomy", "check", ROOT / "taxonomy.yaml"], None),
+    (["taxonomy", "show"], None), (["taxonomy", "check", ROOT / "taxonomy.yaml"], None), (["info"], None),
 ])
 def test_a_closed_stdout_is_one_line_exit_2_and_nothing_written(tmp_path, args, stdin):
     (tmp_path / "t5.bib").write_text(BIB, encoding="utf-8")
@@ -91,7 +91,8 @@ def test_a_full_disk_on_stdout_is_one_line_and_exit_2(tmp_path, monkeypatch, cap
     monkeypatch.chdir(tmp_path)
     (tmp_path / "t7.bib").write_text(BIB, encoding="utf-8")
     for args, stdin in ((["bib", "--check", "t7.bib"], None), (["bib", "-"], BIB), (["bib", "--check", "--diff", "-"], BIB),
-                        (["taxonomy", "show"], None), (["taxonomy", "check", ROOT / "taxonomy.yaml"], None)):
+                        (["taxonomy", "show"], None), (["taxonomy", "check", ROOT / "taxonomy.yaml"], None),
+                        (["info"], None)):
         code, err = full_stdout(monkeypatch, capsys, buffered, *args, stdin=stdin)
         assert (code, err[-1:]) == (2, [FULL]), (args, err)
         assert not any("internal error" in ln or ln.startswith("Traceback") for ln in err)

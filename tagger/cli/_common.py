@@ -48,6 +48,15 @@ def model_options(fn):
     return fn
 
 
+def echo_guarded(text: str) -> None:
+    """``text`` on standard output, guarded as ``tagger label``'s output is: closed or full,
+    one line and exit 2 (:class:`~tagger.writers.target.Target`)."""
+    from ..writers.target import Target
+
+    with Target(None, option=None) as out:
+        out.write(text)
+
+
 def space_options(what: str):
     """Add ``--space``, ``--space-weight`` and ``--space-trees/--no-space-trees`` to a command;
     ``what`` ends the ``--space`` help (its default).  The command receives ``space_dir``,
@@ -117,7 +126,8 @@ def io_options(fn):
         click.option("--no-header", "no_header", is_flag=True,
                      help="CSV/TSV without a header row: name columns by number (--text-column 3)."),
         click.option("--delimiter", metavar="CHAR", callback=_delimiter,
-                     help="CSV delimiter [default: ',', or ';' when the header row is ';'-separated]."),
+                     help="CSV delimiter [default: ',', or ';' when the header row is ';'-separated]; with it, "
+                          "stdin and files of no known extension are read as CSV."),
         click.option("--format", "-f", "out_format",
                      type=click.Choice(["text", "jsonl", "json", "tsv", "csv", "pairs", "parquet", "bib"]),
                      help="Output format [default: from -o's extension (.jsonl .json .csv .tsv .txt, each also .gz; "

@@ -7,7 +7,7 @@ import click
 from ..errors import TaggerError
 from ..wording import one_line, plural
 from ._app import cli
-from ._common import exit_code
+from ._common import echo_guarded, exit_code
 
 
 def read_manifest(d) -> dict | None:
@@ -76,14 +76,12 @@ def info(directory, model):
     except ModelError:
         man = read_manifest(d)
         if man is not None:  # what it is, then why it cannot be used (exit_code: one line, 2)
-            for line in manifest_lines(d, man):
-                click.echo(line)
+            echo_guarded("".join(line + "\n" for line in manifest_lines(d, man)))
         raise
     card = d / "README.md"
     if card.is_file():
-        click.echo(card.read_text(encoding="utf-8"), nl=False)
+        echo_guarded(card.read_text(encoding="utf-8"))
         return 0
-    for line in manifest_lines(d, m.manifest):
-        click.echo(line)
-    click.echo(f"no model card; write one with `tagger evaluate --card {d}`")
+    echo_guarded("".join(line + "\n" for line in manifest_lines(d, m.manifest))
+                 + f"no model card; write one with `tagger evaluate --card {d}`\n")
     return 0

@@ -6,7 +6,7 @@ import click
 
 from ..wording import plural
 from ._app import cli
-from ._common import exit_code
+from ._common import echo_guarded, exit_code
 
 
 @cli.group()
@@ -28,7 +28,7 @@ def taxonomy_show(file):
     from ..taxonomy import format_tree, from_model_manifest, load_taxonomy
 
     if taxonomy_chosen(file) or not os.environ.get("TAGGER_MODEL"):
-        _echo(format_tree(load_taxonomy(taxonomy_path(file))))
+        echo_guarded(format_tree(load_taxonomy(taxonomy_path(file))))
         return 0
     # the model in use: its own facets and labels (with the packaged descriptions when they agree)
     where = model_dir() / "manifest.json"
@@ -44,9 +44,9 @@ def taxonomy_show(file):
         raise TaggerError(f"{where}: not a model manifest ({type(e).__name__}: {e})") from None
     packaged = load_taxonomy(taxonomy_path())
     if [(f.id, f.kind, [lb.id for lb in f.labels]) for f in packaged.facets] == facets:
-        _echo(format_tree(packaged))
+        echo_guarded(format_tree(packaged))
     else:
-        _echo(f"(the labels of the model {model_dir()}, from its manifest; no descriptions)\n"
+        echo_guarded(f"(the labels of the model {model_dir()}, from its manifest; no descriptions)\n"
               + format_tree(from_model_manifest(manifest)))
     return 0
 
@@ -59,14 +59,5 @@ def taxonomy_check(file):
     from ..taxonomy import load_taxonomy
 
     tax = load_taxonomy(file)
-    _echo(f"{file}: ok ({plural(len(tax.facets), 'facet')}, {plural(len(tax.labels), 'label')})\n")
+    echo_guarded(f"{file}: ok ({plural(len(tax.facets), 'facet')}, {plural(len(tax.labels), 'label')})\n")
     return 0
-
-
-def _echo(text: str) -> None:
-    """``text`` on standard output, guarded as ``tagger label``'s output is: closed or full,
-    one line and exit 2 (:class:`~tagger.writers.target.Target`)."""
-    from ..writers.target import Target
-
-    with Target(None, option=None) as out:
-        out.write(text)
