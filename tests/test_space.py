@@ -152,7 +152,7 @@ def test_model_with_space_trains_loads_and_refuses_another_space(tmp_path, texts
     space.location, space.source = "model", sp_dir
     out = tmp_path / "m"
     recs = small_records()
-    manifest = train(recs, tax, out, num_rounds=5, threshold_folds=0, space=space)
+    manifest = train(recs, tax, out, num_rounds=5, threshold_folds=0, space=space, space_in_trees=True)
     assert manifest["space"]["sha256"] == space.sha256 and manifest["space"]["location"] == "model"
     assert (out / "space" / "components.npy").read_bytes() == (sp_dir / "components.npy").read_bytes()
     m = Model.load(out)
@@ -179,8 +179,9 @@ def test_model_with_space_trains_loads_and_refuses_another_space(tmp_path, texts
 
 
 def test_train_space_option_default_none_package_and_directory(tmp_path, texts):
-    """`tagger train` reads no space unless told (the screens' choice); `--space package` is the
-    packaged space, referred to; a directory is copied into the model; a bad one is one line."""
+    """`tagger train` reads the packaged space by default (referred to, at weight 0.5, linear
+    base only: the screens' choice), as `--space package` does; `--space none` reads none; a
+    directory is copied into the model; a bad one is one line."""
     from click.testing import CliRunner
 
     from tagger.cli import cli
@@ -189,15 +190,17 @@ def test_train_space_option_default_none_package_and_directory(tmp_path, texts):
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({**r, "annotator": "t"}) + "\n" for r in small_records()))
     run = lambda *a: CliRunner().invoke(cli, ["train", "--corpus", str(corpus), "--rounds", "3", *a])  # noqa: E731
-    r = run("--out", str(tmp_path / "plain"))
+    r = run("--out", str(tmp_path / "plain"), "--space", "none")
     assert r.exit_code == 0, r.output
     assert "text-space" not in r.output and "space" not in json.loads((tmp_path / "plain" / "manifest.json").read_text())
     if (packaged("models") / "space" / "SHA256").is_file():
-        r = run("--out", str(tmp_path / "pkg"), "--space", "package")
-        assert r.exit_code == 0, r.output
-        info = json.loads((tmp_path / "pkg" / "manifest.json").read_text())["space"]
-        assert info["location"] == "package" and info["k"] == 256 and not (tmp_path / "pkg" / "space").exists()
-        assert "256 text-space components" in r.output
+        for name, opts in (("default", ()), ("pkg", ("--space", "package"))):
+            r = run("--out", str(tmp_path / name), *opts)
+            assert r.exit_code == 0, r.output
+            info = json.loads((tmp_path / name / "manifest.json").read_text())["space"]
+            assert info["location"] == "package" and info["k"] == 256 and not (tmp_path / name / "space").exists()
+            assert (info["kind"], info["weight"], info["in_trees"]) == ("ppmi", 0.5, False)
+            assert "256 text-space components at weight 0.5 (linear base only)" in r.output
     sp_dir = tmp_path / "sp"
     build_space(texts, k=8, kind="lsa", min_df=2).save(sp_dir)
     r = run("--out", str(tmp_path / "own"), "--space", str(sp_dir))
@@ -294,8 +297,8 @@ def test_space_weight_and_trees_options(tmp_path, texts):
     assert "8 text-space components at weight 0.5 (linear base only)" in r.output
     info = json.loads((tmp_path / "w" / "manifest.json").read_text())["space"]
     assert info["weight"] == 0.5 and info["in_trees"] is False
-    for opt in (["--space-weight", "0.5"], ["--no-space-trees"]):
-        r = run("--out", str(tmp_path / "x"), *opt)
+    for opt in (["--space-weight", "0.5"], ["--no-space-trees"], ["--space-trees"]):
+        r = run("--out", str(tmp_path / "x"), "--space", "none", *opt)
         assert r.exit_code == 2 and r.output.startswith(f"tagger: error: {opt[0]} needs a text space"), r.output
         assert not (tmp_path / "x").exists()
     for bad in ("0", "-1", "nan", "inf", "1e400"):
@@ -416,7 +419,7 @@ def test_evaluate_records_the_space_and_checks_the_card(tmp_path, texts):
     res = json.loads((tmp_path / "e.json").read_text())
     assert res["space"] == {"sha256": sha, "kind": "ppmi", "k": 8, "weight": 0.5, "in_trees": False}
     card = (tmp_path / "m" / "README.md").read_text()
-    r = ev("--card", str(tmp_path / "m"))
+    r = ev("--card", str(tmp_path / "m"), "--space", "none")
     assert r.exit_code == 2 and r.output == (
         f"tagger: error: --card {tmp_path / 'm'}: the model reads the 8 components of text space ppmi {sha[:12]} at "
         "weight 0.5 (linear base only), but this evaluation reads no text space; give evaluate the model's "

@@ -65,10 +65,10 @@ def space_options(what: str):
     def deco(fn):
         fn = click.option("--space-trees/--no-space-trees", "space_trees", default=None,
                           help="Whether the LightGBM boosters read the space's components too, or only the "
-                               "linear base [default: the boosters too].")(fn)
+                               "linear base [default: the linear base only].")(fn)
         fn = click.option("--space-weight", "space_weight", type=click.FloatRange(0, 100, min_open=True),
                           default=None, metavar="W", callback=_finite, help="Scale of the space's unit-norm components beside the TF-IDF row "
-                                            "[default: 1].")(fn)
+                                            "[default: 0.5].")(fn)
         fn = click.option("--space", "space_dir", metavar="DIR|package|none", default=None,
                           help="Text space whose components the model reads beside its terms: a directory "
                                "written by `tagger space build`, package (the packaged models/space), or none "

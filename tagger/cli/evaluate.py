@@ -20,7 +20,7 @@ from ._common import Progress, exit_code, model_options, space_options
 @click.option("--baseline", is_flag=True, help="Also run the tuned logistic-regression baseline and the two pinned "
               "peers (plain TF-IDF + LR, a LinearSVC) on the same folds, with paired bootstrap intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the folds.")
-@space_options("[default: none], as for `tagger train`")
+@space_options("[default: package], as for `tagger train`")
 @click.option("--first", type=click.IntRange(2), metavar="N",
               help="Also report the figures on the first N examples of the corpus (out-of-fold, from the same "
                    "folds), e.g. the corpus as it stood before rows were appended; N below the corpus's size, "

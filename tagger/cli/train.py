@@ -21,7 +21,7 @@ from ._common import Progress, exit_code, space_options
 @click.option("--folds", type=click.IntRange(0), default=5, show_default=True,
               help="Folds of the out-of-fold pass that tunes per-label thresholds (0: no tuning).")
 @click.option("--rounds", type=click.IntRange(1), default=None, help="Boosting rounds per label [default: the model's].")
-@space_options("[default: none; README's Quality says why]; a directory is copied into the model directory")
+@space_options("[default: package]; a directory is copied into the model directory")
 @exit_code
 def train(corpus, taxonomy, out, folds, rounds, space_dir, space_weight, space_trees):
     """Train TF-IDF + LightGBM models on a hand-tagged corpus and write a model directory.
