@@ -90,7 +90,7 @@ def test_walkthrough(tmp_path):
     get = lambda prefix: next(v for k, v in out.items() if k.startswith(prefix))  # noqa: E731
     assert "robotics.jsonl: ok (60 examples)" in get("tagger corpus check")
     assert "trained 14 labels on 60 abstracts" in get("tagger train")
-    assert get("tagger evaluate").startswith("The tagger read text space ppmi ")  # the packaged one, by default
+    assert "\nThe tagger read text space ppmi " in get("tagger evaluate")  # the packaged one, by default
     report = next(p for p in get("tagger evaluate").split("\n\n")  # the whole corpus: a row per facet and system
                   if p.startswith("== whole corpus")).splitlines()
     rows = {ln.split()[0]: ln.split() for ln in report[2:] if len(ln.split()) > 2 and ln.split()[1] == "tagger"}
