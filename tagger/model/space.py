@@ -60,6 +60,7 @@ SEED = 0
 #: how `tagger train` and `evaluate` read a space unless told: at half weight, by the linear
 #: base only (kept by the 3-seed screen of fixtures/README.md, "The text space at a weight")
 DEFAULT_WEIGHT = 0.5
+DEFAULT_IN_TREES = False
 FILES = ("space.json", "components.npy")
 
 
@@ -252,14 +253,12 @@ def resolve_training_space(option: str | None, out_dir, weight: float | None = N
 
 def space_setting(space: "TextSpace | None", in_trees: bool | None) -> dict | None:
     """What a model or an evaluation records of the text space it reads: ``{"sha256", "kind",
-    "k", "weight", "in_trees"}`` (``in_trees`` None: the default,
-    :data:`tagger.model.training.SPACE_IN_TREES`), or None for none."""
+    "k", "weight", "in_trees"}`` (``in_trees`` None: the default, :data:`DEFAULT_IN_TREES`),
+    or None for none."""
     if space is None:
         return None
-    from .training import SPACE_IN_TREES
-
     return {"sha256": space.sha256, "kind": space.kind, "k": space.k, "weight": float(space.weight),
-            "in_trees": SPACE_IN_TREES if in_trees is None else bool(in_trees)}
+            "in_trees": DEFAULT_IN_TREES if in_trees is None else bool(in_trees)}
 
 
 def same_setting(a: dict | None, b: dict | None) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .features import DEFAULT_TFIDF, TfidfFeatures, feature_version
 from .inference import DEFAULT_THRESHOLD, MODEL_FORMAT, Model
 from .thresholds import SHRINK_K, stratified_folds, tune_thresholds  # noqa: F401 (re-exported)
+from .space import DEFAULT_IN_TREES
 from ..taxonomy import Taxonomy
 
 #: LightGBM parameters for small hand-tagged corpora (hundreds to a few thousand abstracts,
@@ -56,7 +57,7 @@ THRESHOLD_FOLDS = 5
 #: whether the LightGBM boosters read the text space's components too (True), or only the
 #: linear base does and the trees split on the TF-IDF terms alone (False: the default, kept by
 #: the 3-seed screen of fixtures/README.md, "The text space at a weight")
-SPACE_IN_TREES = False
+SPACE_IN_TREES = DEFAULT_IN_TREES
 
 
 def label_matrix(records, labels: list[str]):
