@@ -45,8 +45,9 @@ class _Phases:
               "components.npy, SHA256).")
 @click.option("-k", "--components", "k", type=click.IntRange(2, 1024), default=256, show_default=True,
               help="Number of dense components.")
-@click.option("--kind", type=click.Choice(["lsa", "ppmi", "lsa+ppmi"]), default="lsa", show_default=True,
-              help="LSA (SVD of the TF-IDF matrix), PPMI word vectors pooled by TF-IDF weight, or both.")
+@click.option("--kind", type=click.Choice(["lsa", "ppmi", "lsa+ppmi"]), default="ppmi", show_default=True,
+              help="PPMI word vectors pooled by TF-IDF weight (the packaged space's kind), LSA (SVD of the "
+                   "TF-IDF matrix), or both.")
 @click.option("--max-terms", type=click.IntRange(100), default=40_000, show_default=True,
               help="Size of the space's vocabulary (the most frequent stems).")
 @click.option("--text-field", default="abstract", show_default=True, help="Field holding the abstract.")
