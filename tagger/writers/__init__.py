@@ -116,8 +116,8 @@ class Writer:
             return
         if self.fmt == "json":
             text = ("[\n" if self.count == 0 else ",\n") + text
+        self.count += n  # first: a Ctrl-C while a long write is under way counts them as tagged
         self.fh.write(text)
-        self.count += n
 
     def close(self) -> None:
         """Finish the output (closes the JSON array; a table without rows gets its header
