@@ -128,13 +128,15 @@ def test_an_odd_old_manifest_never_crashes(tmp_path_factory, fields):
 
 
 def test_space_words_say_kind_weight_and_learners():
-    """What `info` and the model card say of a model's text space."""
+    """What `info`, `train` and the model card say of a model's text space (an old manifest's:
+    weight 1, trees reading it; a damaged one's fields as they are)."""
     sp = {"k": 256, "kind": "ppmi", "sha256": "02da7193640f67d5", "location": "package"}
-    assert space_words({}) == ""
-    assert space_words({"space": sp}) == " and the 256 components of text space ppmi 02da7193640f"
+    assert space_words({}) == "" and space_words({"space": "ppmi"}) == ""
+    assert space_words({"space": sp}) == " and text space ppmi 02da7193640f (256 components, weight 1, linear base and trees)"
     assert space_words({"space": {**sp, "weight": 0.5, "in_trees": False}}) == (
-        " and the 256 components of text space ppmi 02da7193640f at weight 0.5 (linear base only)")
-    assert space_words({"space": {**sp, "weight": "x", "in_trees": True}}).endswith("ppmi 02da7193640f")
+        " and text space ppmi 02da7193640f (256 components, weight 0.5, linear base only)")
+    assert space_words({"space": {**sp, "weight": "x", "in_trees": True}}).endswith("(256 components, weight 'x', "
+                                                                                    "linear base and trees)")
 
 
 def test_refresh_card_replaces_a_size_line_that_names_a_space():
@@ -145,7 +147,7 @@ def test_refresh_card_replaces_a_size_line_that_names_a_space():
     sp = {"k": 8, "kind": "ppmi", "sha256": "ab" * 32, "weight": 0.5, "in_trees": False}
     old = {**MANIFEST, "space": sp, "n_trees": 7}
     card = "# Model card: x\n\n" + "\n".join(card_header(old)) + "\n\n## Figures\n"
-    assert "TF-IDF terms and the 8 components of text space ppmi abababababab at weight 0.5 (linear base only), 7 trees" in card
+    assert "TF-IDF terms and text space ppmi abababababab (8 components, weight 0.5, linear base only), 7 trees" in card
     new = refresh_card(card, {**old, "n_trees": 9, "space": {**sp, "weight": 0.25}})
-    assert ", 9 trees; versions: " in new.splitlines()[3] and "at weight 0.25" in new
+    assert ", 9 trees; versions: " in new.splitlines()[3] and "(8 components, weight 0.25, linear base only)" in new
     assert "7 trees" not in new and new.endswith("\n\n## Figures\n")

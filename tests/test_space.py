@@ -200,7 +200,8 @@ def test_train_space_option_default_none_package_and_directory(tmp_path, texts):
             info = json.loads((tmp_path / name / "manifest.json").read_text())["space"]
             assert info["location"] == "package" and info["k"] == 256 and not (tmp_path / name / "space").exists()
             assert (info["kind"], info["weight"], info["in_trees"]) == ("ppmi", 0.5, False)
-            assert "256 text-space components at weight 0.5 (linear base only)" in r.output
+            assert f"terms and text space ppmi {info['sha256'][:12]} (256 components, weight 0.5, linear base only), " \
+                   in r.output
     sp_dir = tmp_path / "sp"
     build_space(texts, k=8, kind="lsa", min_df=2).save(sp_dir)
     r = run("--out", str(tmp_path / "own"), "--space", str(sp_dir))
@@ -290,11 +291,11 @@ def test_space_weight_and_trees_options(tmp_path, texts):
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({**r, "annotator": "t"}) + "\n" for r in small_records()))
     sp_dir = tmp_path / "sp"
-    build_space(texts, k=8, kind="ppmi", min_df=2).save(sp_dir)
+    sha = build_space(texts, k=8, kind="ppmi", min_df=2).save(sp_dir)
     run = lambda *a: CliRunner().invoke(cli, ["train", "--corpus", str(corpus), "--rounds", "3", "--folds", "0", *a])  # noqa: E731
     r = run("--out", str(tmp_path / "w"), "--space", str(sp_dir), "--space-weight", "0.5", "--no-space-trees")
     assert r.exit_code == 0, r.output
-    assert "8 text-space components at weight 0.5 (linear base only)" in r.output
+    assert f"terms and text space ppmi {sha[:12]} (8 components, weight 0.5, linear base only), " in r.output
     info = json.loads((tmp_path / "w" / "manifest.json").read_text())["space"]
     assert info["weight"] == 0.5 and info["in_trees"] is False
     for opt in (["--space-weight", "0.5"], ["--no-space-trees"], ["--space-trees"]):
@@ -412,17 +413,17 @@ def test_evaluate_records_the_space_and_checks_the_card(tmp_path, texts):
     ev = lambda *a: CliRunner().invoke(cli, ["evaluate", *base, *a])  # noqa: E731
     r = ev(*sp_opts, "--json", str(tmp_path / "e.json"), "--card", str(tmp_path / "m"), "--html", str(tmp_path / "e.html"))
     assert r.exit_code == 0, r.output
-    assert r.stdout.startswith(f"The tagger read text space ppmi {sha[:12]} (8 components) at weight 0.5, "
-                               "linear base only.\n\n== whole corpus: 60 documents, 2-fold cross-validation\n")
-    assert f"the tagger reading text space ppmi {sha[:12]} (8 components) at weight 0.5, linear base only" in (
+    assert r.stdout.startswith(f"The tagger read text space ppmi {sha[:12]} (8 components, weight 0.5, "
+                               "linear base only).\n\n== whole corpus: 60 documents, 2-fold cross-validation\n")
+    assert f"the tagger reading text space ppmi {sha[:12]} (8 components, weight 0.5, linear base only)" in (
         tmp_path / "e.html").read_text()
     res = json.loads((tmp_path / "e.json").read_text())
     assert res["space"] == {"sha256": sha, "kind": "ppmi", "k": 8, "weight": 0.5, "in_trees": False}
     card = (tmp_path / "m" / "README.md").read_text()
     r = ev("--card", str(tmp_path / "m"), "--space", "none")
     assert r.exit_code == 2 and r.output == (
-        f"tagger: error: --card {tmp_path / 'm'}: the model reads the 8 components of text space ppmi {sha[:12]} at "
-        "weight 0.5 (linear base only), but this evaluation reads no text space; give evaluate the model's "
+        f"tagger: error: --card {tmp_path / 'm'}: the model reads text space ppmi {sha[:12]} (8 components, weight "
+        "0.5, linear base only), but this evaluation reads no text space; give evaluate the model's "
         "--space options\n")
     assert (tmp_path / "m" / "README.md").read_text() == card
     r = ev("--test", str(corpus), "--space-weight", "0.5")

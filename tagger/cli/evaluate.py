@@ -61,7 +61,7 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
                             ("--space-trees" if space_trees else "--no-space-trees", space_trees)) if v is not None]
     if given and test_file:
         raise TaggerError(f"{given[0]} goes with cross-validation; --test scores the model as it was trained")
-    from ..model.space import resolve_training_space, same_setting, space_setting
+    from ..model.space import describe_space, resolve_training_space, same_setting, space_setting
 
     space = None if test_file else resolve_training_space(space_dir, None, space_weight, space_trees)
     # every file written after the long part: refused now, not after it
@@ -77,13 +77,9 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
         carded = Model.load(card, tax).manifest  # fail now, not after the cross-validation
         check_output_path(os.path.join(card, "README.md"), "--card")
         if not test_file and not same_setting(carded.get("space"), space_setting(space, space_trees)):
-            from ..model.modeldir import space_words
-
-            def reads(sp):
-                return "reads" + space_words({"space": sp})[4:] if sp else "reads no text space"
-
-            raise TaggerError(f"--card {card}: the model {reads(carded.get('space'))}, but this evaluation "
-                              f"{reads(space_setting(space, space_trees))}; give evaluate the model's --space options")
+            raise TaggerError(f"--card {card}: the model reads {describe_space(carded.get('space'))}, but this "
+                              f"evaluation reads {describe_space(space_setting(space, space_trees))}; give evaluate "
+                              "the model's --space options")
     if learning_curve:
         from ..evaluation.html import load_learning_curve
 

@@ -49,6 +49,7 @@ def train(corpus, taxonomy, out, folds, rounds, space_dir, space_weight, space_t
     if folds > len(records) // 2:
         raise TaggerError(f"--folds {folds} is too many for {len(records)} examples (at most {len(records) // 2})")
     from ..model.modeldir import check_out_dir
+    from ..model.modeldir import space_words
     from ..model.space import resolve_training_space
 
     check_out_dir(out)
@@ -61,15 +62,7 @@ def train(corpus, taxonomy, out, folds, rounds, space_dir, space_weight, space_t
         steps.close()
     figs = manifest.get("figures", {}).get("out_of_fold", {})
     click.echo(f"trained {plural(len(manifest['labels']), 'label')} on {manifest['corpus_size']} abstracts "
-               f"({manifest['n_features']} terms{space_note(manifest)}, {manifest['n_trees']} trees) -> {out}")
+               f"({manifest['n_features']} terms{space_words(manifest)}, {manifest['n_trees']} trees) -> {out}")
     if figs:
         click.echo(f"out-of-fold F1 (micro/macro): {figs['all']['f1_micro']:.3f} / {figs['all']['f1_macro']:.3f}")
     return 0
-
-
-def space_note(manifest: dict) -> str:
-    sp = manifest.get("space")
-    if not sp:
-        return ""
-    weight = f" at weight {sp['weight']:g}" if sp.get("weight", 1.0) != 1.0 else ""
-    return f" and {sp['k']} text-space components{weight}" + ("" if sp.get("in_trees", True) else " (linear base only)")

@@ -235,10 +235,10 @@ def render_html(result: dict, taxonomy, title: str = "") -> str:
     facets and label order; ``title`` names what was evaluated."""
     systems = [s for s in SYSTEM_COLOURS if result.get(s)]
     t, facets = result["tagger"], [f.id for f in taxonomy.facets]
-    from .report import space_words_of
+    from ..model.space import describe_space
 
     how = (f"{result['folds']}-fold cross-validation on {result['documents']:,} hand-tagged abstracts"
-           + (f", the tagger reading{space_words_of(result)}" if result.get("space") else "")
+           + (f", the tagger reading {describe_space(result['space'])}" if result.get("space") else "")
            if "folds" in result else f"a trained model scored on {result['documents']:,} hand-tagged abstracts")
     H = ["<!doctype html><html lang='en'><head><meta charset='utf-8'>",
          f"<title>tagger evaluation{': ' + escape(title) if title else ''}</title><style>{CSS}</style></head><body>",

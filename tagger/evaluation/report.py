@@ -84,17 +84,6 @@ def _block(result: dict, system: str, path: str):
     return node
 
 
-def space_words_of(result: dict) -> str:
-    """`` text space ppmi 02da7193640f (256 components) at weight 0.5, linear base only``:
-    the space a cross-validation's tagger read (``result["space"]``), empty for none."""
-    sp = result.get("space")
-    if not sp:
-        return ""
-    return (f" text space {sp['kind']} {sp['sha256'][:12]} ({sp['k']} components)"
-            + (f" at weight {sp['weight']:g}" if sp.get("weight", 1.0) != 1.0 else "")
-            + ("" if sp.get("in_trees", True) else ", linear base only"))
-
-
 def format_report(result: dict, taxonomy) -> str:
     """The text report: per part of the corpus (:func:`report_parts`), a heading with its
     documents, then one row per facet (``all`` first) and system (tagger, then the baseline
@@ -104,7 +93,9 @@ def format_report(result: dict, taxonomy) -> str:
     facets = ["all"] + [f.id for f in taxonomy.facets]
     room = REPORT_WIDTH - 9 - 10 * len(REPORT_COLUMNS)  # what is left for the facet column
     fw = min(max(len(f) for f in facets) + 2, room)
-    lines = [f"The tagger read{space_words_of(result)}.", ""] if result.get("space") else []
+    from ..model.space import describe_space
+
+    lines = [f"The tagger read {describe_space(result['space'])}.", ""] if result.get("space") else []
     for path, title in report_parts(result):
         top = _block(result, "tagger", path)
         if not top:

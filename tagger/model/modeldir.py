@@ -50,6 +50,14 @@ def _same_training(old_manifest_path, new: dict) -> bool:
     return all(old.get(k) == new.get(k) for k in keys) and same_setting(old.get("space"), new.get("space"))
 
 
+def space_words(manifest: dict) -> str:
+    """`` and text space ppmi 02da7193640f (256 components, weight 0.5, linear base only)``
+    for a model that reads one (:func:`tagger.model.space.describe_space`), empty otherwise."""
+    from .space import describe_space
+
+    return f" and {describe_space(manifest['space'])}" if isinstance(manifest.get("space"), dict) else ""
+
+
 def card_header(manifest: dict) -> list[str]:
     """The model card's first two lines after its title: when and from what corpus the
     model was made, and its size and library versions (``evaluation.model_card``)."""
@@ -60,19 +68,6 @@ def card_header(manifest: dict) -> list[str]:
         f"{manifest.get('n_features')} TF-IDF terms{space_words(manifest)}, {manifest.get('n_trees')} trees; versions: "
         + ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items()) + ".",
     ]
-
-
-def space_words(manifest: dict) -> str:
-    """`` and the 256 components of text space ppmi 02da7193640f at weight 0.5 (linear base only)``
-    for a model with a text space (its manifest's ``space``); empty without one."""
-    sp = manifest.get("space")
-    if not isinstance(sp, dict):
-        return ""
-    weight = sp.get("weight", 1.0)
-    weight = weight if isinstance(weight, (int, float)) and not isinstance(weight, bool) else 1.0
-    return (f" and the {sp.get('k')} components of text space {sp.get('kind')} {str(sp.get('sha256', ''))[:12]}"
-            + (f" at weight {weight:g}" if weight != 1.0 else "")
-            + ("" if sp.get("in_trees", True) is not False else " (linear base only)"))
 
 
 def refresh_card(card: str, manifest: dict) -> str:

@@ -261,6 +261,20 @@ def space_setting(space: "TextSpace | None", in_trees: bool | None) -> dict | No
             "in_trees": DEFAULT_IN_TREES if in_trees is None else bool(in_trees)}
 
 
+def describe_space(setting) -> str:
+    """``text space ppmi 02da7193640f (256 components, weight 0.5, linear base only)``: a
+    recorded setting (a manifest's ``space``, :func:`space_setting`) in words, for the model
+    card, ``tagger info``, ``train``'s summary and ``evaluate``'s report; ``no text space`` for
+    none.  Fields of another shape (an old or damaged manifest) are shown as they are."""
+    if not isinstance(setting, dict):
+        return "no text space"
+    weight = setting.get("weight", 1.0)
+    weight = f"{weight:g}" if isinstance(weight, (int, float)) and not isinstance(weight, bool) else repr(weight)
+    learners = "linear base only" if setting.get("in_trees", True) is False else "linear base and trees"
+    return (f"text space {setting.get('kind')} {str(setting.get('sha256', ''))[:12]} "
+            f"({setting.get('k')} components, weight {weight}, {learners})")
+
+
 def same_setting(a: dict | None, b: dict | None) -> bool:
     """Whether two recorded settings (a manifest's ``space``, :func:`space_setting`) read the
     same space the same way (older manifests: weight 1, trees reading it)."""
