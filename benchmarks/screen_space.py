@@ -36,7 +36,6 @@ import numpy as np
 sys.path.insert(0, ".")
 
 from tagger.evaluation.bibeval import load_bib_eval  # noqa: E402
-from tagger.model import training  # noqa: E402
 from tagger.model.training import (fit, fitted_proba, label_matrix, out_of_fold_proba,  # noqa: E402
                                    stratified_folds, tune_thresholds)
 from tagger.taxonomy import load_taxonomy  # noqa: E402
@@ -68,16 +67,15 @@ def micro_macro(Y, P, th):
     return round(float(mi), 4), round(float(f1[Y.sum(0) > 0].mean()), 4)
 
 
-def _configure(setting):
-    training.SPACE_IN_TREES = not setting.endswith(":lin")
-    return space_of(setting)
+def _learners(setting) -> dict:
+    """The keywords of ``fit`` for a setting: its space and whether the trees read it."""
+    return {"space": space_of(setting), "space_in_trees": not setting.endswith(":lin")}
 
 
 def _fold(args):
     tr, te, setting = args
-    sp = _configure(setting)
     np.random.seed(0)
-    fm = fit([_G["texts"][i] for i in tr], _G["Y"][tr], _G["tax"], space=sp)
+    fm = fit([_G["texts"][i] for i in tr], _G["Y"][tr], _G["tax"], **_learners(setting))
     return te, fitted_proba(fm, _G["tax"], [_G["texts"][i] for i in te])
 
 
@@ -108,8 +106,8 @@ def screen(out, setting, seeds, jobs):
         ths.append(np.array([th_d[lb] for lb in tax.label_ids]))
         for k, m in masks.items():
             res.setdefault(k, []).append(micro_macro(Y[m], P[m], ths[-1]))
-    sp = _configure(setting)
-    fm = fit(texts, Y, tax, space=sp)
+    kw = _learners(setting)
+    fm = fit(texts, Y, tax, **kw)
     PB = fitted_proba(fm, tax, btexts)
     for th in ths:  # one model on the whole corpus, each seed's thresholds
         for part in ("ml", "outside-ml"):
@@ -120,10 +118,10 @@ def screen(out, setting, seeds, jobs):
         for n in (300, 1000):
             idx = rng.permutation(len(recs))
             tr, rest = idx[:n], idx[n:]
-            Ptr = out_of_fold_proba([texts[i] for i in tr], Y[tr], tax, 3, seed, space=sp)
+            Ptr = out_of_fold_proba([texts[i] for i in tr], Y[tr], tax, 3, seed, **kw)
             thd, _ = tune_thresholds(Y[tr], Ptr, tax)
             th_n = np.array([thd[lb] for lb in tax.label_ids])
-            fm = fit([texts[i] for i in tr], Y[tr], tax, space=sp)
+            fm = fit([texts[i] for i in tr], Y[tr], tax, **kw)
             res.setdefault(f"few{n}-corpus", []).append(
                 micro_macro(Y[rest], fitted_proba(fm, tax, [texts[i] for i in rest]), th_n))
             Pb = fitted_proba(fm, tax, btexts)

@@ -46,7 +46,9 @@ def check_removed_options(path, manifest: dict) -> None:
     from .features import REMOVED_OPTIONS
 
     try:
-        data = json.loads((path / "features.json").read_bytes())  # a few kB
+        raw = (path / "features.json").read_bytes()
+        named = any(f'"{k}"'.encode() in raw for k in ("extra", *REMOVED_OPTIONS))
+        data = json.loads(raw) if named else None  # most models: no parse here (the loading parses it)
     except (OSError, ValueError):
         data = None
     on = {}

@@ -37,12 +37,20 @@ def save_linear_base(directory, W, b) -> None:
         np.savez_compressed(fh, b=np.asarray(b, dtype=np.float64), scale=scale)
 
 
-def _same_training(old_manifest_path, new: dict) -> bool:
-    """True when the old model was trained on the same corpus, taxonomy and parameters, and
-    read the same text space the same way (or none)."""
+def _old_manifest(out: Path) -> dict:
+    """The manifest of the model in ``out`` about to be replaced; {} when there is none that
+    reads as a JSON object."""
     try:
-        old = json.loads(Path(old_manifest_path).read_text(encoding="utf-8"))
+        old = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
+        return {}
+    return old if isinstance(old, dict) else {}
+
+
+def _same_training(old: dict, new: dict) -> bool:
+    """True when the old model (its manifest ``old``) was trained on the same corpus, taxonomy
+    and parameters, and read the same text space the same way (or none)."""
+    if not old:
         return False
     from .space import same_setting
 
@@ -83,15 +91,11 @@ def refresh_card(card: str, manifest: dict) -> str:
     return "\n".join(lines)
 
 
-def _own_space(out: Path) -> bool:
-    """Whether ``out/space`` is the old model's own copy of its space (its manifest says
-    ``location`` ``"model"``), which goes with it, rather than a space kept there for others
-    (the packaged ``models/space``)."""
-    try:
-        old = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    sp = old.get("space") if isinstance(old, dict) else None
+def _own_space(old: dict) -> bool:
+    """Whether the old model's ``space/`` is its own copy of its space (its manifest ``old``
+    says ``location`` ``"model"``), which goes with it, rather than a space kept there for
+    others (the packaged ``models/space``)."""
+    sp = old.get("space")
     return isinstance(sp, dict) and sp.get("location") == "model"
 
 
@@ -126,6 +130,7 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
     """
     out = Path(out_dir)
     check_out_dir(out)
+    old_manifest = _old_manifest(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
     umask = os.umask(0)
@@ -143,12 +148,12 @@ def write_model_dir(out_dir, manifest: dict, fm, forest) -> None:
         space = getattr(fm, "space", None)
         if space is not None and getattr(space, "location", "package") == "model":
             shutil.copytree(space.source, tmp / "space")
-        elif (out / "space").is_dir() and not _own_space(out):
+        elif (out / "space").is_dir() and not _own_space(old_manifest):
             shutil.copytree(out / "space", tmp / "space")  # e.g. models/ holds the packaged space: it stays
         with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
             json.dump(manifest, fh, ensure_ascii=False, indent=1, sort_keys=True)
             fh.write("\n")
-        if out.is_dir() and (out / "README.md").is_file() and _same_training(out / "manifest.json", manifest):
+        if (out / "README.md").is_file() and _same_training(old_manifest, manifest):
             # the card's figures still describe this model; its date, corpus and versions lines are this run's
             card = (out / "README.md").read_text(encoding="utf-8")
             as_written = json.loads((tmp / "manifest.json").read_text(encoding="utf-8"))  # keys sorted, as evaluate reads them
