@@ -28,6 +28,10 @@ from ._common import Progress, exit_code, model_options, space_options
 @click.option("--json", "json_out", metavar="FILE", help="Write all figures as JSON.")
 @click.option("--per-label", metavar="FILE", help="Write the per-label table (TSV).")
 @click.option("--card", metavar="DIR", help="Write the model card DIR/README.md from these figures.")
+@click.option("--figures", "figures_in", metavar="FILE",
+              help="Instead of computing them: read the figures a --json FILE of an earlier cross-validation "
+                   "holds, to write the report, --card (after retraining on the same corpus with the same "
+                   "settings), --html or --per-label anew.")
 @click.option("--html", "html_out", metavar="FILE",
               help="Write the figures as one self-contained page (bars, threshold curves, confused pairs).")
 @click.option("--learning-curve", metavar="FILE",
@@ -41,20 +45,16 @@ from ._common import Progress, exit_code, model_options, space_options
               help="Run the outer folds (and the bib-eval fit) in this many processes; the figures do not change.")
 @model_options
 @exit_code
-def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, space_trees, first, json_out, per_label, card, html_out, learning_curve,
-             bib_eval_file, no_bib_eval, jobs, model, taxonomy):
+def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, space_trees, first, json_out, per_label, card,
+             figures_in, html_out, learning_curve, bib_eval_file, no_bib_eval, jobs, model, taxonomy):
     """Cross-validated precision, recall and F1 (micro, macro, samples), per facet and label."""
-    import json
-
-    from ..corpus import check_corpus, load_corpus
-    from ..evaluation.bibeval import DEFAULT_BIB_EVAL, load_bib_eval
-    from ..evaluation.crossval import cross_validate, evaluate_model
-    from ..evaluation.report import format_report, model_card, write_per_label
     from ..model import Model
     from ..resources import model_dir, taxonomy_chosen, taxonomy_path
     from ..taxonomy import from_model_manifest, load_taxonomy
     from ._html import check_output_path
 
+    if figures_in:
+        _refuse_run_options(click.get_current_context())
     if first is not None and test_file:
         raise TaggerError("--first goes with cross-validation, not --test")
     given = [o for o, v in (("--space", space_dir), ("--space-weight", space_weight),
@@ -63,7 +63,7 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
         raise TaggerError(f"{given[0]} goes with cross-validation; --test scores the model as it was trained")
     from ..model.space import describe_space, resolve_training_space, same_setting, space_setting
 
-    space = None if test_file else resolve_training_space(space_dir, None, space_weight, space_trees)
+    space = None if test_file or figures_in else resolve_training_space(space_dir, None, space_weight, space_trees)
     # every file written after the long part: refused now, not after it
     for out_path, option in ((json_out, "--json"), (per_label, "--per-label"), (html_out, "--html")):
         if out_path:
@@ -73,10 +73,21 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
         tax = from_model_manifest(trained.manifest)
     else:
         tax = load_taxonomy(taxonomy_path(taxonomy))
+    saved = None
+    if figures_in:
+        from ..evaluation.saved import load_saved_figures
+
+        saved = load_saved_figures(figures_in, tax)
     if card:
         carded = Model.load(card, tax).manifest  # fail now, not after the cross-validation
         check_output_path(os.path.join(card, "README.md"), "--card")
-        if not test_file and not same_setting(carded.get("space"), space_setting(space, space_trees)):
+        if saved is not None:
+            from ..evaluation.saved import check_figures_fit_model
+
+            warning = check_figures_fit_model(saved, carded, figures_in, card)
+            if warning:
+                click.echo(f"tagger: warning: {warning}", err=True)
+        elif not test_file and not same_setting(carded.get("space"), space_setting(space, space_trees)):
             raise TaggerError(f"--card {card}: the model reads {describe_space(carded.get('space'))}, but this "
                               f"evaluation reads {describe_space(space_setting(space, space_trees))}; give evaluate "
                               "the model's --space options")
@@ -85,6 +96,38 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
 
         curve = load_learning_curve(learning_curve)  # fail now, not after the cross-validation
     path = test_file or corpus
+    if saved is not None:
+        result = saved
+    else:
+        result = _compute(path, test_file, tax, folds, seed, baseline, space, space_trees, jobs, first, model,
+                          bib_eval_file, no_bib_eval)
+    if learning_curve:
+        result["learning_curve"] = curve
+    _write(result, tax, path, json_out, per_label, html_out, card)
+
+
+def _refuse_run_options(ctx) -> None:
+    """``--figures`` reads figures already made: refuse every option that shapes a run."""
+    from click.core import ParameterSource
+
+    shaping = {"test_file": "--test", "folds": "--folds", "baseline": "--baseline", "seed": "--seed",
+               "space_dir": "--space", "space_weight": "--space-weight", "space_trees": "--space-trees",
+               "first": "--first", "bib_eval_file": "--bib-eval", "no_bib_eval": "--no-bib-eval", "jobs": "--jobs",
+               "corpus": "--corpus"}
+    for name, option in shaping.items():
+        if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT):
+            raise TaggerError(f"{option} shapes a cross-validation; --figures reads the figures of one already run")
+
+
+def _compute(path, test_file, tax, folds, seed, baseline, space, space_trees, jobs, first, model, bib_eval_file,
+             no_bib_eval) -> dict:
+    """Cross-validate on the corpus ``path``, or score the model on ``test_file``: the result dict."""
+    from ..corpus import check_corpus, load_corpus
+    from ..evaluation.bibeval import DEFAULT_BIB_EVAL, load_bib_eval
+    from ..evaluation.crossval import cross_validate, evaluate_model
+    from ..model import Model
+    from ..resources import model_dir
+
     need_corpus(path)
     warnings: list[str] = []
     problems = check_corpus(path, tax, test_set=bool(test_file), warnings=warnings)
@@ -115,8 +158,16 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
                                     jobs=jobs, first=first)
         finally:
             steps.close()
-    if learning_curve:
-        result["learning_curve"] = curve
+    return result
+
+
+def _write(result, tax, path, json_out, per_label, html_out, card) -> None:
+    """The report on stdout, then each file asked for, each replaced atomically."""
+    import json
+
+    from ..evaluation.report import format_report, model_card, write_per_label
+    from ..model import Model
+
     click.echo(format_report(result, tax), nl=False)
     from ..writers.target import Target
 
@@ -137,4 +188,3 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
         with Target(readme, option="--card") as fh:
             fh.write(model_card(m.manifest, result, tax))
         click.echo(f"model card written to {readme}")
-    return 0

@@ -16,8 +16,8 @@ change is judged against a baseline given the same chances.
 from __future__ import annotations
 
 from .metrics import confused_pairs, decide, per_label, prf, ranking, threshold_curves
-from ..model.training import (NUM_ROUNDS, THRESHOLD_FOLDS, fit, fitted_proba, label_matrix, out_of_fold_proba,
-                       report_progress, stratified_folds, tune_thresholds)
+from ..model.training import (NUM_ROUNDS, THRESHOLD_FOLDS, corpus_hash, fit, fitted_proba, label_matrix,
+                              out_of_fold_proba, report_progress, stratified_folds, tune_thresholds)
 from ..text import document_text
 
 BASELINE_CS = (0.1, 1.0, 10.0, 100.0)
@@ -212,7 +212,8 @@ def cross_validate(records, taxonomy, *, k=5, seed=0, inner_k=3, baseline=False,
     from ..model.space import space_setting
 
     out = {"folds": k, "documents": len(records), "uniform_documents": int(uniform.sum()),
-           "space": space_setting(space, space_in_trees)}
+           "space": space_setting(space, space_in_trees), "corpus_sha256": corpus_hash(records),
+           "taxonomy_fingerprint": taxonomy.fingerprint()}
     masks = parts(records, first)
     for s in systems:
         out[s] = {
