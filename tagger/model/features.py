@@ -127,6 +127,19 @@ class TfidfFeatures:
             self._batcher = _BatchAnalyzer(self)
         return self._batcher.transform(list(texts), tokens)
 
+    def transform_pair(self, other: "TfidfFeatures", texts) -> tuple["FeatureBatch", "FeatureBatch"]:
+        """``(self.transform(texts), other.transform(texts))`` (``other``: a text space's vocabulary),
+        one tokenisation and one id lookup per token for both (:meth:`_BatchAnalyzer.ids_from`)."""
+        texts = list(texts)
+        for f in (self, other):
+            if f._batcher is None:
+                f._batcher = _BatchAnalyzer(f)
+        tokens = tokenize(texts)
+        ids = self._batcher.token_ids(tokens[0])
+        mine = self._batcher.transform(texts, tokens, ids)
+        theirs = other._batcher.transform(texts, tokens, other._batcher.ids_from(self._batcher, ids))
+        return mine, theirs
+
     def transform_rows(self, texts) -> list[dict[int, float]]:
         """One ``{column: weight}`` dict per text: the sparse rows of the TF-IDF matrix."""
         b = self.transform(texts)
@@ -247,6 +260,8 @@ class _BatchAnalyzer:
 
         #: run -> id; looking up a run not seen before inserts it with the next id
         self.ids: dict[bytes, int] = defaultdict(count().__next__)
+        #: :meth:`ids_from`'s array from another analyzer's table (``_from``) into this one
+        self._from = self._from_into = self._map = None
         self.n_known = 0  # ids below this have their facts in the arrays below
         self.part = np.empty(4096, dtype=np.int64)
         self.function_word = np.empty(4096, dtype=bool)
@@ -280,14 +295,38 @@ class _BatchAnalyzer:
         self.function_word[old:total] = [r in self._function_words for r in runs]
         self.n_known = total
 
-    def transform(self, texts: list[str], tokens=None) -> FeatureBatch:
+    def token_ids(self, runs) -> "np.ndarray":
+        """Ids of ``runs`` (list of bytes), int64 (len(runs),); new runs get new ids."""
+        import numpy as np
+
+        if len(self.ids) > self.MAX_TOKENS:
+            self._reset()
+        return np.fromiter(map(self.ids.__getitem__, runs), dtype=np.int64, count=len(runs))
+
+    def ids_from(self, other: "_BatchAnalyzer", other_ids) -> "np.ndarray":
+        """Our ids of the runs ``other`` calls ``other_ids``: an array from its ids to ours, extended
+        by the runs it added since the last call, rebuilt when either table was emptied."""
+        import numpy as np
+
+        if len(self.ids) > self.MAX_TOKENS:
+            self._reset()
+        if self._from is not other.ids or self._from_into is not self.ids:
+            self._from, self._from_into, self._map = other.ids, self.ids, np.empty(0, dtype=np.int64)
+        new = len(other.ids) - len(self._map)
+        if new > 0:  # other's table keeps insertion order: its new runs are its last keys
+            runs = list(islice(reversed(other.ids), new))[::-1]
+            self._map = np.concatenate([self._map, np.fromiter(map(self.ids.__getitem__, runs), dtype=np.int64,
+                                                               count=new)])
+        return self._map[other_ids]
+
+    def transform(self, texts: list[str], tokens=None, ids=None) -> FeatureBatch:
+        """The batch of ``texts``; ``tokens`` (:func:`tokenize`) and ``ids`` when already known."""
         import numpy as np
 
         n_rows = len(texts)
-        if len(self.ids) > self.MAX_TOKENS:
-            self._reset()
         runs, lens = tokens if tokens is not None else tokenize(texts)
-        ids = np.fromiter(map(self.ids.__getitem__, runs), dtype=np.int64, count=len(runs))
+        if ids is None:
+            ids = self.token_ids(runs)
         if len(self.ids) > self.n_known:
             self._classify_new()
         doc = np.repeat(np.arange(n_rows), lens)

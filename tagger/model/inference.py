@@ -169,11 +169,8 @@ class Model:
         texts = list(texts)
         if self.space is None:
             return self.features.transform(texts)
-        from .features import tokenize
-
-        tokens = tokenize(texts)  # one pass for both vocabularies
-        batch = self.features.transform(texts, tokens)
-        batch.components = self.space.project(self.space.features.transform(texts, tokens))
+        batch, space_batch = self.features.transform_pair(self.space.features, texts)  # one pass for both
+        batch.components = self.space.project(space_batch)
         return batch
 
     # -- scoring --------------------------------------------------------------------------

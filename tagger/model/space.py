@@ -126,11 +126,18 @@ class TextSpace:
         if batch.row.size:
             import scipy.sparse as sp
 
-            cols, inv = np.unique(batch.col, return_inverse=True)
+            # the distinct columns in order and each entry's place among them: np.unique's
+            # (cols, inverse), by marking the vocabulary rather than sorting the entries
+            n_terms = self.components.shape[0]
+            seen = np.zeros(n_terms, dtype=bool)
+            seen[batch.col] = True
+            cols = np.flatnonzero(seen)
+            place = np.empty(n_terms, dtype=np.int64)
+            place[cols] = np.arange(cols.size)
             sub = self.components[cols].astype(np.float64)
             indptr = np.zeros(batch.n_rows + 1, dtype=np.int64)
             np.cumsum(np.bincount(batch.row, minlength=batch.n_rows), out=indptr[1:])  # row is sorted
-            X = sp.csr_matrix((batch.value, inv.ravel(), indptr), shape=(batch.n_rows, cols.size))
+            X = sp.csr_matrix((batch.value, place[batch.col], indptr), shape=(batch.n_rows, cols.size))
             Z = np.asarray(X @ sub)
         else:
             Z = np.zeros((batch.n_rows, self.k))
