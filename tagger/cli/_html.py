@@ -18,11 +18,3 @@ def check_output_path(path: str, option: str) -> None:
         raise TaggerError(f"{option} -: standard output carries the text report; give {option} a file name")
     Target(path, option=option).check()
 
-
-def write_html(path: str, result: dict, taxonomy, title: str) -> None:
-    """Render ``result`` (:func:`tagger.evaluation.html.render_html`) and write it to ``path``."""
-    from ..evaluation.html import render_html
-
-    page = render_html(result, taxonomy, title)
-    with Target(path, option="--html") as fh:
-        fh.write(page)

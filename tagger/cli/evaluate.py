@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
 from ..corpus import DEFAULT_CORPUS, need_corpus
 from ..errors import TaggerError
 from ._app import cli
-from ._common import Progress, exit_code, model_options, space_options
+from ._common import Progress, exit_code, model_options, quiet_broken_pipe, space_options
 
 
 @cli.command(short_help="Cross-validate: precision, recall and F1 per facet and label.")
@@ -53,8 +54,9 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
     from ..taxonomy import from_model_manifest, load_taxonomy
     from ._html import check_output_path
 
-    if figures_in:
+    if figures_in is not None:
         _refuse_run_options(click.get_current_context())
+    _distinct_outputs(figures_in, json_out, per_label, html_out, card)
     if first is not None and test_file:
         raise TaggerError("--first goes with cross-validation, not --test")
     given = [o for o, v in (("--space", space_dir), ("--space-weight", space_weight),
@@ -63,7 +65,7 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
         raise TaggerError(f"{given[0]} goes with cross-validation; --test scores the model as it was trained")
     from ..model.space import describe_space, resolve_training_space, same_setting, space_setting
 
-    space = None if test_file or figures_in else resolve_training_space(space_dir, None, space_weight, space_trees)
+    space = None if test_file or figures_in is not None else resolve_training_space(space_dir, None, space_weight, space_trees)
     # every file written after the long part: refused now, not after it
     for out_path, option in ((json_out, "--json"), (per_label, "--per-label"), (html_out, "--html")):
         if out_path:
@@ -74,7 +76,7 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
     else:
         tax = load_taxonomy(taxonomy_path(taxonomy))
     saved = None
-    if figures_in:
+    if figures_in is not None:
         from ..evaluation.saved import load_saved_figures
 
         saved = load_saved_figures(figures_in, tax)
@@ -101,9 +103,24 @@ def evaluate(corpus, test_file, folds, baseline, seed, space_dir, space_weight, 
     else:
         result = _compute(path, test_file, tax, folds, seed, baseline, space, space_trees, jobs, first, model,
                           bib_eval_file, no_bib_eval)
+        result["source"] = os.path.basename(path)
     if learning_curve:
         result["learning_curve"] = curve
-    _write(result, tax, path, json_out, per_label, html_out, card)
+    _write(result, tax, json_out, per_label, html_out, card, figures_in)
+
+
+def _distinct_outputs(figures_in, json_out, per_label, html_out, card) -> None:
+    """Refuse two options naming one file (or an output naming the --figures file read)."""
+    named = [(o, p) for o, p in (("--figures", figures_in), ("--json", json_out), ("--per-label", per_label),
+                                 ("--html", html_out), ("--card", card and os.path.join(card, "README.md"))) if p]
+    seen: dict[str, str] = {}
+    for option, p in named:
+        key = os.path.realpath(p)
+        if key in seen:
+            raise TaggerError(f"{seen[key]} and {option} name the same file {p}"
+                              + ("; the figures would be lost" if seen[key] == "--figures" and option != "--json"
+                                 else ""))
+        seen[key] = option
 
 
 def _refuse_run_options(ctx) -> None:
@@ -113,10 +130,12 @@ def _refuse_run_options(ctx) -> None:
     shaping = {"test_file": "--test", "folds": "--folds", "baseline": "--baseline", "seed": "--seed",
                "space_dir": "--space", "space_weight": "--space-weight", "space_trees": "--space-trees",
                "first": "--first", "bib_eval_file": "--bib-eval", "no_bib_eval": "--no-bib-eval", "jobs": "--jobs",
-               "corpus": "--corpus"}
+               "corpus": "--corpus", "model": "--model"}
     for name, option in shaping.items():
         if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT):
-            raise TaggerError(f"{option} shapes a cross-validation; --figures reads the figures of one already run")
+            if name == "space_trees" and ctx.params.get(name) is False:
+                option = "--no-space-trees"
+            raise TaggerError(f"{option} shapes a run; --figures reads the figures of one already run")
 
 
 def _compute(path, test_file, tax, folds, seed, baseline, space, space_trees, jobs, first, model, bib_eval_file,
@@ -161,30 +180,50 @@ def _compute(path, test_file, tax, folds, seed, baseline, space, space_trees, jo
     return result
 
 
-def _write(result, tax, path, json_out, per_label, html_out, card) -> None:
-    """The report on stdout, then each file asked for, each replaced atomically."""
+def _write(result, tax, json_out, per_label, html_out, card, figures_in) -> None:
+    """Every file asked for, each replaced atomically, then the report on stdout (a closed
+    pipe loses only the report). All are rendered first: figures read by ``--figures`` that
+    cannot be rendered are refused before any file is touched."""
+    import io
     import json
 
     from ..evaluation.report import format_report, model_card, write_per_label
     from ..model import Model
-
-    click.echo(format_report(result, tax), nl=False)
     from ..writers.target import Target
 
-    if json_out:  # each file replaced atomically, as -o replaces its file
-        with Target(json_out, option="--json") as fh:
-            fh.write(json.dumps(result, indent=1) + "\n")
-    if per_label:
-        with Target(per_label, option="--per-label") as fh:
+    out = []  # (path, option, text)
+    try:
+        report = format_report(result, tax)
+        if json_out:
+            out.append((json_out, "--json", json.dumps(result, indent=1) + "\n"))
+        if per_label:
+            fh = io.StringIO()
             write_per_label(fh, result["tagger"]["per_label"])
-    if html_out:
-        from ._html import write_html
+            out.append((per_label, "--per-label", fh.getvalue()))
+        if html_out:
+            from ..evaluation.html import render_html
 
-        write_html(html_out, result, tax, os.path.basename(path))
-        click.echo(f"evaluation page written to {html_out}")
-    if card:
-        m = Model.load(card, tax)
-        readme = os.path.join(card, "README.md")
-        with Target(readme, option="--card") as fh:
-            fh.write(model_card(m.manifest, result, tax))
-        click.echo(f"model card written to {readme}")
+            title = result.get("source") if isinstance(result.get("source"), str) else os.path.basename(figures_in)
+            out.append((html_out, "--html", render_html(result, tax, title)))
+        if card:
+            out.append((os.path.join(card, "README.md"), "--card", model_card(Model.load(card, tax).manifest, result, tax)))
+        for text in [report] + [t for _, _, t in out]:
+            text.encode("utf-8")
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, ZeroDivisionError) as e:
+        if figures_in is None:
+            raise
+        raise TaggerError(f"--figures {figures_in}: figures that cannot be rendered ({type(e).__name__}: {e})") from None
+    for path, option, text in out:
+        with Target(path, option=option) as fh:
+            fh.write(text)
+    try:
+        click.echo(report, nl=False)
+        for path, option, _ in out:
+            if option in ("--html", "--card"):
+                click.echo(f"{'evaluation page' if option == '--html' else 'model card'} written to {path}")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        quiet_broken_pipe()
+    except OSError as e:
+        raise TaggerError(f"standard output: cannot write the report ({e.strerror or e}); "
+                          "the files asked for are written") from None
