@@ -261,3 +261,21 @@ def test_a_closed_pipe_loses_only_the_report(run, tmp_path):
                        shell=True, capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout == "The tagger" and p.stderr == ""
     assert (tmp_path / "p.tsv").read_text() == run["tsv"]
+
+
+def test_a_file_that_cannot_be_written_costs_neither_the_others_nor_the_report(run, tmp_path, monkeypatch):
+    from tagger.writers import target
+
+    real = target.Target.__enter__
+
+    def enter(self):
+        if str(self.path).endswith(".html"):
+            raise target.OutputError(f"{self.path}: cannot write: No space left on device")
+        return real(self)
+
+    monkeypatch.setattr(target.Target, "__enter__", enter)
+    r = figures("--figures", run["dir"] / "e.json", "--html", tmp_path / "p.html", "--per-label", tmp_path / "p.tsv")
+    assert r.exit_code == 2
+    assert r.stdout == run["stdout"].split("evaluation page written")[0]
+    assert r.stderr == f"tagger: error: {tmp_path / 'p.html'}: cannot write: No space left on device\n"
+    assert (tmp_path / "p.tsv").read_text() == run["tsv"] and not (tmp_path / "p.html").exists()

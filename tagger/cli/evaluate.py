@@ -213,12 +213,17 @@ def _write(result, tax, json_out, per_label, html_out, card, figures_in) -> None
         if figures_in is None:
             raise
         raise TaggerError(f"--figures {figures_in}: figures that cannot be rendered ({type(e).__name__}: {e})") from None
-    for path, option, text in out:
-        with Target(path, option=option) as fh:
-            fh.write(text)
+    written, failed = [], []
+    for path, option, text in out:  # one that cannot be written does not cost the others or the report
+        try:
+            with Target(path, option=option) as fh:
+                fh.write(text)
+            written.append((path, option))
+        except TaggerError as e:
+            failed.append(e)
     try:
         click.echo(report, nl=False)
-        for path, option, _ in out:
+        for path, option in written:
             if option in ("--html", "--card"):
                 click.echo(f"{'evaluation page' if option == '--html' else 'model card'} written to {path}")
         sys.stdout.flush()
@@ -227,3 +232,5 @@ def _write(result, tax, json_out, per_label, html_out, card, figures_in) -> None
     except OSError as e:
         raise TaggerError(f"standard output: cannot write the report ({e.strerror or e}); "
                           "the files asked for are written") from None
+    if failed:
+        raise failed[0] if len(failed) == 1 else TaggerError(f"{failed[0]} (and {len(failed) - 1} more)")
