@@ -61,10 +61,11 @@ def test_the_id_map_follows_a_table_that_was_emptied():
     assert sorted(np.array(SPACE_TERMS)[b.col]) == ["bay", "imag", "model", "naiv", "x1"]
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.integers(0, 40), st.integers(1, 12), st.integers(0, 2**32 - 1))
-def test_projection_equals_the_sorted_unique_product(n_rows, k, seed):
-    """project() marks the touched vocabulary rows instead of np.unique: same product."""
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 40), st.integers(1, 12), st.integers(0, 2**32 - 1), st.sampled_from([1, 7, 40, 1 << 21]))
+def test_projection_equals_the_scipy_product(n_rows, k, seed, chunk):
+    """project() (touched vocabulary rows marked; summed in numpy up to ``chunk`` values, else
+    by scipy) equals scipy's sparse-by-dense product within 1e-12, either way."""
     import scipy.sparse as sp
 
     rng = np.random.default_rng(seed)
@@ -72,6 +73,7 @@ def test_projection_equals_the_sorted_unique_product(n_rows, k, seed):
     comp = rng.normal(size=(n_terms, k)).astype(np.float16)
     space = TextSpace(feats([f"t{i}" for i in range(n_terms)], 1), comp, [(0, k)], "ppmi")
     space.weight = 0.5
+    space.CHUNK = chunk
     X = sp.random(n_rows, n_terms, density=0.2, random_state=rng, format="csr")
     X.sort_indices()
     from tagger.model.features import FeatureBatch
@@ -82,9 +84,9 @@ def test_projection_equals_the_sorted_unique_product(n_rows, k, seed):
                          coo.data[order], np.zeros(n_rows, int), np.zeros(n_rows, int))
     Z = space.project(batch)
     ref = np.asarray(X @ comp.astype(np.float64))
-    norm = np.linalg.norm(ref, axis=1)
+    norm = np.sqrt(np.einsum("ij,ij->i", ref, ref))
     norm[norm == 0] = 1
-    np.testing.assert_allclose(Z, 0.5 * ref / norm[:, None], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(Z, 0.5 * (ref / norm[:, None]), rtol=1e-12, atol=1e-15)
     assert Z.shape == (n_rows, k)
 
 
@@ -102,3 +104,16 @@ def test_the_packaged_space_reads_the_same_through_the_pair():
     same(b, TextSpace.load("models/space").features.transform(texts))
     same(a, Model.load("models").features.transform(texts))
     assert b.row.size > 20
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text("abcdé", min_size=1, max_size=4), unique=True, max_size=30))
+def test_tables_of_one_word_terms_equal_the_general_path(terms):
+    """ngram_tables' shortcut for a vocabulary without n-grams (a text space's) gives what the
+    general path gives (forced by one two-word term added and taken out again)."""
+    from tagger.model.vocabulary import ngram_tables
+
+    words, uni, grams = ngram_tables(terms)
+    gw, gu, gg = ngram_tables(terms + ["zz yy"])
+    assert words == gw[:len(terms)] and grams == []
+    assert np.array_equal(uni, gu[:max(len(terms), 1)] if terms else np.full(1, -1))

@@ -29,6 +29,9 @@ def ngram_tables(terms):
     """
     import numpy as np
 
+    if all(" " not in t for t in terms):  # one-word terms only (a text space's): they are the words
+        n = len(terms)
+        return list(terms), (np.arange(n, dtype=np.int64) if n else np.full(1, -1, dtype=np.int64)), []
     parts: dict[str, int] = {}
     for t in terms:
         for w in t.split(" "):
