@@ -24,17 +24,12 @@ import numpy as np
 sys.path.insert(0, ".")
 
 from tagger.evaluation.bibeval import load_bib_eval  # noqa: E402
-from tagger.evaluation.metrics import paired_bootstrap  # noqa: E402
+from tagger.evaluation.metrics import paired_bootstrap, prf  # noqa: E402
 from tagger.evaluation.peers import PEERS  # noqa: E402
 from tagger.model.space import DEFAULT_IN_TREES, DEFAULT_WEIGHT, TextSpace  # noqa: E402
 from tagger.model.training import fit, fitted_proba, label_matrix, out_of_fold_proba, tune_thresholds  # noqa: E402
 from tagger.taxonomy import load_taxonomy  # noqa: E402
 from tagger.text import document_text  # noqa: E402
-
-
-def micro(Y, D) -> float:
-    tp = int((D & Y).sum())
-    return round(2 * tp / max(int(D.sum()) + int(Y.sum()), 1), 4)
 
 
 def run(seeds):
@@ -74,7 +69,7 @@ def run(seeds):
                 systems[name] = split(np.asarray(D, dtype=np.int64))
             row = {"seed": seed, "rows": n, "seconds": None}
             for part, G in gold.items():
-                row[part] = {s: micro(G, d[part]) for s, d in systems.items()}
+                row[part] = {s: round(prf(G, d[part])["f1_micro"], 4) for s, d in systems.items()}
                 row[part]["lead"] = {p: paired_bootstrap(G, systems["tagger"][part], systems[p][part], seed=seed)
                                      for p in PEERS}
             row["seconds"] = round(time.time() - t0)
